@@ -1,0 +1,21 @@
+# `cmake --install` gives a usable SDK: headers, libarchfit.so with its
+# SONAME, the archfit command and a CMake package for find_package(archfit CONFIG).
+include(CMakePackageConfigHelpers)
+
+set(ARCHFIT_INSTALL_CMAKEDIR "${CMAKE_INSTALL_LIBDIR}/cmake/archfit" CACHE STRING "Where the CMake package goes")
+
+install(TARGETS archfit EXPORT archfit-targets
+  LIBRARY DESTINATION "${CMAKE_INSTALL_LIBDIR}" COMPONENT runtime NAMELINK_COMPONENT development
+  PUBLIC_HEADER DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/archfit" COMPONENT development)
+if(TARGET archfit_cli)
+  install(TARGETS archfit_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
+endif()
+install(EXPORT archfit-targets NAMESPACE archfit:: DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}" COMPONENT development)
+
+configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/archfit-config.cmake.in"
+  "${PROJECT_BINARY_DIR}/archfit-config.cmake" INSTALL_DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}")
+# The ABI changes only with the major version.
+write_basic_package_version_file("${PROJECT_BINARY_DIR}/archfit-config-version.cmake"
+  COMPATIBILITY SameMajorVersion)
+install(FILES "${PROJECT_BINARY_DIR}/archfit-config.cmake" "${PROJECT_BINARY_DIR}/archfit-config-version.cmake"
+  DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}" COMPONENT development)

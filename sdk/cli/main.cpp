@@ -1,0 +1,33 @@
+// The `archfit` command: parses the command line and hands off to one
+// subcommand. Exit codes: 0 success, 1 the inputs have problems, 2 archfit
+// itself could not run.
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <exception>
+
+#include "archfit/archfit.h"
+#include "scan_command.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"archfit — finds the CUDA code your GPU cannot run, before it fails"};
+  app.set_version_flag("--version", ARCHFIT_VERSION_STRING);
+  app.require_subcommand(1);
+
+  archfit::cli::ScanCommand scan;
+  scan.add_to(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    const int code = app.exit(error);
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    if (app.got_subcommand("scan")) return scan.run();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "archfit: %s\n", error.what());
+    return 2;
+  }
+  return 2;
+}

@@ -1,0 +1,52 @@
+#include "scan_command.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <unistd.h>
+
+#include "binary/scan_json.hpp"
+#include "binary/tree_scan.hpp"
+#include "scan_text.hpp"
+
+namespace archfit::cli {
+
+void ScanCommand::add_to(CLI::App& app) {
+  CLI::App* scan = app.add_subcommand(
+      "scan", "List every CUDA device image (SASS, PTX, LTO-IR) in files and directories");
+  scan->add_option("paths", paths_, "Files or directories (walked recursively)")->required();
+  scan->add_flag("--json", json_, "Print the archfit.scan/1 JSON document");
+  scan->add_flag("--images", images_, "List every image, not only the per-file summary");
+  scan->add_flag("--deep", deep_, "Decompress payloads and check them against their entry headers");
+  scan->add_flag("--all", all_files_, "Also list files that hold no device code");
+  scan->add_option("--threads", threads_, "Worker threads (default: one per CPU)");
+}
+
+int ScanCommand::run() const {
+  std::vector<std::filesystem::path> paths(paths_.begin(), paths_.end());
+  binary::TreeScanOptions options;
+  options.scan.deep = deep_;
+  options.threads = threads_;
+
+  const auto start = std::chrono::steady_clock::now();
+  const binary::TreeScan result = binary::scan_tree(paths, options);
+  const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+  if (json_) {
+    std::cout << binary::scan_document(result.files).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+              << '\n';
+  } else {
+    TextOptions text;
+    text.images = images_;
+    text.deep = deep_;
+    text.all_files = all_files_;
+    text.color = isatty(fileno(stdout)) != 0;
+    print_scan_text(std::cout, result, elapsed_ms, text);
+  }
+  for (const auto& file : result.files) {
+    if (!file.problems.empty()) return 1;
+  }
+  return 0;
+}
+
+}  // namespace archfit::cli

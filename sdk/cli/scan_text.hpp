@@ -1,0 +1,18 @@
+#pragma once
+// The human-readable rendering of a scan.
+#include <ostream>
+
+#include "binary/tree_scan.hpp"
+
+namespace archfit::cli {
+
+struct TextOptions {
+  bool images = false;     // one line per image
+  bool deep = false;       // show what --deep found
+  bool all_files = false;  // list files without device code too
+  bool color = false;
+};
+
+void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double elapsed_ms, const TextOptions& options);
+
+}  // namespace archfit::cli

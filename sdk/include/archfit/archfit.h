@@ -1,0 +1,197 @@
+/*
+ * archfit — the stable C ABI.
+ *
+ * Rules (docs/c-abi.md has the long form):
+ *  - Every fallible call returns archfit_status; ARCHFIT_OK is 0. The message
+ *    of the last failing call on the calling thread is archfit_last_error().
+ *    Out-parameters are left untouched when a call fails.
+ *  - Handles: one _create/_open and one _destroy per type; _destroy(NULL) is a
+ *    no-op. Strings returned as `const char*` are borrowed: they live as long as
+ *    the handle they came from and must not be freed.
+ *  - Structs passed in (and structs the library fills) start with
+ *    `uint32_t struct_size`, set by the caller to sizeof(the struct it was
+ *    compiled with). Structs and enums only grow at the end.
+ *  - Threads: an archfit_context may be used from many threads at once. Other
+ *    handles (archfit_scan, …) are not shared between threads without the
+ *    caller's own locking, except that const accessors on a finished handle
+ *    may be called concurrently.
+ *  - Versions: ARCHFIT_VERSION_* at compile time, archfit_version() at run
+ *    time; the SONAME carries the major version, which changes only when this
+ *    ABI breaks.
+ */
+#ifndef ARCHFIT_ARCHFIT_H
+#define ARCHFIT_ARCHFIT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ARCHFIT_VERSION_MAJOR 0
+#define ARCHFIT_VERSION_MINOR 1
+#define ARCHFIT_VERSION_PATCH 0
+#define ARCHFIT_VERSION_STRING "0.1.0"
+/* MAJOR * 10000 + MINOR * 100 + PATCH, as archfit_version() returns it. */
+#define ARCHFIT_VERSION_NUMBER \
+  (ARCHFIT_VERSION_MAJOR * 10000 + ARCHFIT_VERSION_MINOR * 100 + ARCHFIT_VERSION_PATCH)
+#define ARCHFIT_VERSION_AT_LEAST(major, minor, patch) \
+  (ARCHFIT_VERSION_NUMBER >= ((major) * 10000 + (minor) * 100 + (patch)))
+
+#if defined(__GNUC__)
+#define ARCHFIT_API __attribute__((visibility("default")))
+#else
+#define ARCHFIT_API
+#endif
+
+#if defined(__GNUC__)
+#define ARCHFIT_NODISCARD __attribute__((warn_unused_result))
+#else
+#define ARCHFIT_NODISCARD
+#endif
+
+#ifdef __cplusplus
+#define ARCHFIT_NOEXCEPT noexcept
+extern "C" {
+#else
+#define ARCHFIT_NOEXCEPT
+#endif
+
+/* ---- status ---------------------------------------------------------------- */
+
+typedef enum archfit_status {
+  ARCHFIT_OK = 0,
+  ARCHFIT_ERROR_INVALID_ARGUMENT = 1, /* a NULL handle, a bad index, a struct_size too small */
+  ARCHFIT_ERROR_IO = 2,               /* a file could not be opened, mapped or read */
+  ARCHFIT_ERROR_OUT_OF_MEMORY = 3,
+  ARCHFIT_ERROR_UNSUPPORTED = 4,      /* a struct or option this library does not know */
+  ARCHFIT_ERROR_INTERNAL = 5          /* a bug in archfit: please report it with the message */
+} archfit_status;
+
+/* Static English text for a status code; never NULL. */
+ARCHFIT_API const char* archfit_status_string(archfit_status status) ARCHFIT_NOEXCEPT;
+
+/* The message of the last call on this thread that did not return ARCHFIT_OK,
+ * or "" if there was none. Borrowed: valid until the next archfit call on this
+ * thread. */
+ARCHFIT_API const char* archfit_last_error(void) ARCHFIT_NOEXCEPT;
+
+/* ---- version --------------------------------------------------------------- */
+
+/* The library's version as MAJOR * 10000 + MINOR * 100 + PATCH. Compare its
+ * major (value / 10000) with ARCHFIT_VERSION_MAJOR to detect a mismatched
+ * library. */
+ARCHFIT_API uint32_t archfit_version(void) ARCHFIT_NOEXCEPT;
+/* "0.1.0"; static. */
+ARCHFIT_API const char* archfit_version_string(void) ARCHFIT_NOEXCEPT;
+
+/* ---- context --------------------------------------------------------------- */
+
+typedef struct archfit_context archfit_context;
+
+typedef struct archfit_context_options {
+  uint32_t struct_size; /* sizeof(archfit_context_options) */
+  uint32_t threads;     /* worker threads for directory scans; 0 = one per CPU */
+} archfit_context_options;
+
+/* options may be NULL for the defaults. */
+ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_context_create(const archfit_context_options* options,
+                                                                    archfit_context** out_context) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_context_destroy(archfit_context* context) ARCHFIT_NOEXCEPT;
+
+/* ---- scanning ---------------------------------------------------------------- */
+
+typedef struct archfit_scan archfit_scan; /* the images found in one file or buffer */
+
+typedef enum archfit_scan_flags {
+  ARCHFIT_SCAN_DEFAULT = 0,
+  /* Decompress each payload and check the PTX .version/.target lines and the
+   * cubin's ELF header and notes against the entry header. */
+  ARCHFIT_SCAN_DEEP = 1
+} archfit_scan_flags;
+
+typedef struct archfit_scan_options {
+  uint32_t struct_size; /* sizeof(archfit_scan_options) */
+  uint32_t flags;       /* archfit_scan_flags, or-ed */
+} archfit_scan_options;
+
+/* Scans a host ELF (library, executable, object), a cubin, a fatbin or a PTX
+ * file. A file with no device code, or one that is malformed, still yields a
+ * scan: malformed input is reported by archfit_scan_error, not as a failing
+ * status. Fails only when the file cannot be opened or mapped.
+ * options may be NULL for the defaults. */
+ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_file(archfit_context* context, const char* path,
+                                                               const archfit_scan_options* options,
+                                                               archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+
+/* As archfit_scan_file, over `size` bytes the caller owns; `name` (may be
+ * NULL) labels the result. The bytes are not retained after the call. */
+ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_buffer(archfit_context* context, const void* data,
+                                                                 size_t size, const char* name,
+                                                                 const archfit_scan_options* options,
+                                                                 archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+
+ARCHFIT_API void archfit_scan_destroy(archfit_scan* scan) ARCHFIT_NOEXCEPT;
+
+typedef enum archfit_file_format {
+  ARCHFIT_FORMAT_OTHER = 0, /* no device code */
+  ARCHFIT_FORMAT_ELF = 1,   /* host library, executable or object */
+  ARCHFIT_FORMAT_CUBIN = 2,
+  ARCHFIT_FORMAT_FATBIN = 3,
+  ARCHFIT_FORMAT_PTX = 4
+} archfit_file_format;
+
+ARCHFIT_API archfit_file_format archfit_scan_format(const archfit_scan* scan) ARCHFIT_NOEXCEPT;
+ARCHFIT_API size_t archfit_scan_image_count(const archfit_scan* scan) ARCHFIT_NOEXCEPT;
+/* The first problem met while scanning ("at offset 0x1a40: …"), or NULL when
+ * the input was well formed. Borrowed from the scan. */
+ARCHFIT_API const char* archfit_scan_error(const archfit_scan* scan) ARCHFIT_NOEXCEPT;
+ARCHFIT_API size_t archfit_scan_error_count(const archfit_scan* scan) ARCHFIT_NOEXCEPT;
+
+typedef enum archfit_image_kind {
+  ARCHFIT_IMAGE_UNKNOWN = 0,
+  ARCHFIT_IMAGE_SASS = 1, /* a cubin for sm_XY */
+  ARCHFIT_IMAGE_PTX = 2,  /* PTX for compute_XY, JIT-compiled by the driver */
+  ARCHFIT_IMAGE_LTO = 3   /* LTO-IR, an input to device link-time optimisation */
+} archfit_image_kind;
+
+typedef enum archfit_variant {
+  ARCHFIT_VARIANT_PLAIN = 0,
+  ARCHFIT_VARIANT_ARCH_SPECIFIC = 1,  /* sm_XYa: runs on exactly XY */
+  ARCHFIT_VARIANT_FAMILY_SPECIFIC = 2 /* sm_XYf: runs within XY's family */
+} archfit_variant;
+
+typedef enum archfit_compression {
+  ARCHFIT_COMPRESSION_NONE = 0,
+  ARCHFIT_COMPRESSION_LZ4 = 1,
+  ARCHFIT_COMPRESSION_ZSTD = 2
+} archfit_compression;
+
+typedef struct archfit_image_info {
+  uint32_t struct_size; /* set by the caller: sizeof(archfit_image_info) */
+  archfit_image_kind kind;
+  uint32_t sm; /* 90 for sm_90, compute_90 and lto_90 */
+  archfit_variant variant;
+  uint16_t ptx_isa_major; /* PTX images: the PTX ISA version, e.g. 9.0 */
+  uint16_t ptx_isa_minor;
+  uint32_t elf_abi; /* SASS images: 1 or 2 (cubin ELF ABI V1/V2); 0 unknown */
+  archfit_compression compression;
+  uint32_t relocatable; /* 1: a device-link input (__nv_relfatbin, -rdc), not launchable */
+  uint64_t size;              /* payload bytes as stored */
+  uint64_t compressed_size;   /* 0 when not compressed */
+  uint64_t uncompressed_size; /* 0 when not compressed */
+  uint64_t offset;            /* file offset of the entry header */
+  const char* section;        /* ".nv_fatbin", ".cask_resource", …; borrowed from the scan */
+} archfit_image_info;
+
+/* Fills `out` (whose struct_size the caller set) with image `index`. */
+ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
+                                                                archfit_image_info* out) ARCHFIT_NOEXCEPT;
+
+/* The scan as an archfit.scan/1 JSON document (docs/scan-json.md). Borrowed:
+ * lives as long as the scan. */
+ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_json(const archfit_scan* scan,
+                                                               const char** out_json) ARCHFIT_NOEXCEPT;
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ARCHFIT_ARCHFIT_H */

@@ -1,0 +1,74 @@
+#pragma once
+// The fatbin container and its entry headers (layout: shared/reference/
+// cuda-binaries.md §2, checked against nvcc 13 output). Reads headers only:
+// payloads are skipped by their declared size and never walked.
+#include <cstdint>
+#include <limits>
+#include <string_view>
+#include <vector>
+
+#include "byte_reader.hpp"
+#include "image.hpp"
+
+namespace archfit::binary {
+
+namespace fatbin {
+inline constexpr uint32_t kContainerMagic = 0xBA55ED50;
+inline constexpr uint16_t kContainerVersion = 1;
+inline constexpr uint64_t kContainerHeaderSize = 16;
+inline constexpr uint64_t kMinEntryHeaderSize = 64;
+inline constexpr uint16_t kEntryMarker = 0x0101;
+inline constexpr uint16_t kKindPtx = 1;
+inline constexpr uint16_t kKindElf = 2;
+inline constexpr uint16_t kKindLtoIr = 8;
+inline constexpr uint64_t kFlagDebug = 0x2;
+inline constexpr uint64_t kFlagLz4 = 0x2000;
+inline constexpr uint64_t kFlagZstd = 0x8000;
+inline constexpr uint64_t kFlagArchSpecific = 0x100000;
+inline constexpr uint64_t kFlagFamilySpecific = 0x200000;
+}  // namespace fatbin
+
+// Where the bytes being scanned came from, for the images' `section` field.
+struct RegionSource {
+  std::string_view section;
+  bool relocatable = false;  // __nv_relfatbin holds device-link inputs
+};
+
+// How containers sit in a region. In .nv_fatbin and __nv_relfatbin they are
+// packed back to back (8-byte aligned, zero padded), so anything else there is
+// corruption. Elsewhere (.rodata, .ldata, .cask_resource, …) they are embedded
+// among other data and found by their magic number.
+enum class RegionLayout { packed, embedded };
+
+// True when a plausible container header (magic, version 1, 16-byte header,
+// entries that fit before `limit`) starts at `offset`.
+bool container_header_at(const ByteReader& bytes, uint64_t offset, uint64_t limit);
+
+// Reads the container at `offset`, appending one Image per entry; returns the
+// offset just past it. Throws ScanError naming the offset of what is wrong.
+uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit,
+                        const RegionSource& source, std::vector<Image>& images);
+
+// What one region held: its containers' extents, their images, and problems.
+struct RegionScan {
+  struct Extent {
+    uint64_t begin = 0, end = 0;
+  };
+  std::vector<Extent> containers;
+  std::vector<Image> images;
+  std::vector<ScanProblem> problems;
+};
+
+// Finds every container that starts in [begin, start_limit) and lies within
+// [begin, end), and reads it. Problems are recorded and the walk goes on past
+// them. start_limit lets a large region be split into chunks scanned in
+// parallel: a chunk's last container may run on past the chunk.
+void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLayout layout,
+                 const RegionSource& source, RegionScan& out, uint64_t start_limit = std::numeric_limits<uint64_t>::max());
+
+// The next 4-byte aligned file offset in [from, to) holding the container
+// magic, or `to`. Every container nvcc and NVIDIA's libraries emit is at
+// least 8-byte aligned (measured over the CUDA 13.0 libraries).
+uint64_t find_container_magic(const ByteReader& bytes, uint64_t from, uint64_t to);
+
+}  // namespace archfit::binary

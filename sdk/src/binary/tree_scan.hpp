@@ -1,0 +1,33 @@
+#pragma once
+// Scans files and directory trees on all cores.
+#include <filesystem>
+#include <vector>
+
+#include "scanner.hpp"
+
+namespace archfit::binary {
+
+struct TreeScanOptions {
+  ScanOptions scan;
+  unsigned threads = 0;  // 0: one per hardware thread
+};
+
+struct TreeScan {
+  std::vector<FileScan> files;  // in the order of the paths given, each tree sorted
+  uint64_t bytes = 0;           // total size of the files scanned
+};
+
+// The regular files under `paths`: files as given, directories walked
+// recursively through symlinks, each directory and each file visited once
+// (by device and inode), so symlink loops and aliases such as
+// libcublas.so -> libcublas.so.13 do not repeat work. A path that does not
+// exist or cannot be read becomes a FileScan with a problem.
+struct FileList {
+  std::vector<std::filesystem::path> files;
+  std::vector<FileScan> unreadable;
+};
+FileList list_files(const std::vector<std::filesystem::path>& paths);
+
+TreeScan scan_tree(const std::vector<std::filesystem::path>& paths, const TreeScanOptions& options = {});
+
+}  // namespace archfit::binary

@@ -1,0 +1,22 @@
+#include <memory>
+
+#include "guard.hpp"
+#include "handles.hpp"
+
+using archfit::capi::guarded;
+
+extern "C" {
+
+archfit_status archfit_context_create(const archfit_context_options* options, archfit_context** out_context) noexcept {
+  return guarded(__func__, [&] {
+    archfit::capi::require_argument(out_context, "out_context");
+    const auto settings = archfit::capi::read_options(options, "archfit_context_options");
+    auto context = std::make_unique<archfit_context>();
+    context->threads = settings.threads;
+    *out_context = context.release();
+  });
+}
+
+void archfit_context_destroy(archfit_context* context) noexcept { delete context; }
+
+}  // extern "C"

@@ -1,0 +1,78 @@
+#pragma once
+// The one place where C++ meets the C ABI: every extern "C" body runs inside
+// guarded(), which turns any exception into an archfit_status plus a
+// thread-local message, so nothing C++ ever crosses the boundary.
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+#include <system_error>
+
+#include "archfit/archfit.h"
+
+namespace archfit::capi {
+
+// An error the shims raise on purpose, with the status it maps to.
+struct ApiError {
+  archfit_status status;
+  std::string message;
+};
+
+void set_last_error(archfit_status status, const std::string& message) noexcept;
+void clear_last_error() noexcept;
+
+template <typename Body>
+archfit_status guarded(const char* function, Body&& body) noexcept {
+  try {
+    body();
+    return ARCHFIT_OK;
+  } catch (const ApiError& error) {
+    set_last_error(error.status, std::string(function) + ": " + error.message);
+    return error.status;
+  } catch (const std::bad_alloc&) {
+    set_last_error(ARCHFIT_ERROR_OUT_OF_MEMORY, std::string(function) + ": out of memory");
+    return ARCHFIT_ERROR_OUT_OF_MEMORY;
+  } catch (const std::system_error& error) {
+    set_last_error(ARCHFIT_ERROR_IO, std::string(function) + ": " + error.what());
+    return ARCHFIT_ERROR_IO;
+  } catch (const std::exception& error) {
+    set_last_error(ARCHFIT_ERROR_INTERNAL, std::string(function) + ": internal error: " + error.what());
+    return ARCHFIT_ERROR_INTERNAL;
+  } catch (...) {
+    set_last_error(ARCHFIT_ERROR_INTERNAL, std::string(function) + ": internal error (unknown exception)");
+    return ARCHFIT_ERROR_INTERNAL;
+  }
+}
+
+template <typename T>
+void require_argument(const T* pointer, const char* name) {
+  if (pointer == nullptr) throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL"};
+}
+
+// Input structs: NULL means defaults; a known struct_size prefix is read, and a
+// struct larger than this library knows is accepted only when the unknown
+// tail is zero (fields this library would otherwise silently ignore).
+template <typename T>
+T read_options(const T* given, const char* name) {
+  T options{};
+  options.struct_size = sizeof(T);
+  if (given == nullptr) return options;
+  if (given->struct_size < sizeof(uint32_t) * 2 || given->struct_size > sizeof(T) + 1024) {
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                   std::string(name) + "->struct_size is " + std::to_string(given->struct_size) +
+                       "; set it to sizeof(" + name + ")"};
+  }
+  const size_t known = given->struct_size < sizeof(T) ? given->struct_size : sizeof(T);
+  const auto* bytes = reinterpret_cast<const unsigned char*>(given);
+  for (size_t i = sizeof(T); i < given->struct_size; ++i) {
+    if (bytes[i] != 0) {
+      throw ApiError{ARCHFIT_ERROR_UNSUPPORTED, std::string(name) + " sets fields newer than this library (" +
+                                                     archfit_version_string() + ") knows"};
+    }
+  }
+  std::memcpy(&options, given, known);
+  options.struct_size = sizeof(T);
+  return options;
+}
+
+}  // namespace archfit::capi
