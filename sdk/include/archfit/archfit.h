@@ -41,8 +41,10 @@
 #define ARCHFIT_API
 #endif
 
-#if defined(__GNUC__)
-#define ARCHFIT_NODISCARD __attribute__((warn_unused_result))
+/* Warns when a status is dropped. C++ only: [[nodiscard]] can be silenced with
+ * a (void) cast, GCC's warn_unused_result in C cannot. */
+#if defined(__cplusplus) && __cplusplus >= 201703L
+#define ARCHFIT_NODISCARD [[nodiscard]]
 #else
 #define ARCHFIT_NODISCARD
 #endif
@@ -88,11 +90,11 @@ typedef struct archfit_context archfit_context;
 
 typedef struct archfit_context_options {
   uint32_t struct_size; /* sizeof(archfit_context_options) */
-  uint32_t threads;     /* worker threads for directory scans; 0 = one per CPU */
+  uint32_t threads;     /* threads one scan may use; 0 = one per CPU */
 } archfit_context_options;
 
 /* options may be NULL for the defaults. */
-ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_context_create(const archfit_context_options* options,
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_context_create(const archfit_context_options* options,
                                                                     archfit_context** out_context) ARCHFIT_NOEXCEPT;
 ARCHFIT_API void archfit_context_destroy(archfit_context* context) ARCHFIT_NOEXCEPT;
 
@@ -117,13 +119,13 @@ typedef struct archfit_scan_options {
  * scan: malformed input is reported by archfit_scan_error, not as a failing
  * status. Fails only when the file cannot be opened or mapped.
  * options may be NULL for the defaults. */
-ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_file(archfit_context* context, const char* path,
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_file(archfit_context* context, const char* path,
                                                                const archfit_scan_options* options,
                                                                archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
 
 /* As archfit_scan_file, over `size` bytes the caller owns; `name` (may be
  * NULL) labels the result. The bytes are not retained after the call. */
-ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_buffer(archfit_context* context, const void* data,
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_buffer(archfit_context* context, const void* data,
                                                                  size_t size, const char* name,
                                                                  const archfit_scan_options* options,
                                                                  archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
@@ -182,12 +184,12 @@ typedef struct archfit_image_info {
 } archfit_image_info;
 
 /* Fills `out` (whose struct_size the caller set) with image `index`. */
-ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
                                                                 archfit_image_info* out) ARCHFIT_NOEXCEPT;
 
 /* The scan as an archfit.scan/1 JSON document (docs/scan-json.md). Borrowed:
  * lives as long as the scan. */
-ARCHFIT_API ARCHFIT_NODISCARD archfit_status archfit_scan_json(const archfit_scan* scan,
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_json(const archfit_scan* scan,
                                                                const char** out_json) ARCHFIT_NOEXCEPT;
 
 #ifdef __cplusplus

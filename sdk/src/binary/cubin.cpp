@@ -28,8 +28,13 @@ void for_each_note(const ByteReader& bytes, const ElfSection& section, Visit vis
 }
 
 std::optional<Variant> variant_from_arch_option(std::string_view options) {
-  const auto at = options.find("sm_");
-  if (at == std::string_view::npos) return std::nullopt;
+  // The arch is the word after -arch. With -G the line also names the input
+  // and output files ("... -g -o sm_90a_debug.cubin -arch sm_90 -m 64"), and
+  // a file name may contain "sm_" too.
+  const auto option = options.find("-arch ");
+  if (option == std::string_view::npos) return std::nullopt;
+  const auto at = options.find_first_not_of(' ', option + 6);
+  if (at == std::string_view::npos || options.substr(at, 3) != "sm_") return std::nullopt;
   size_t end = at + 3;
   while (end < options.size() && options[end] >= '0' && options[end] <= '9') ++end;
   if (end < options.size() && options[end] == 'a') return Variant::arch_specific;
@@ -55,6 +60,7 @@ CubinInfo read_cubin(const ByteReader& bytes) {
   info.e_flags = file.flags;
   // V1 keeps the SM in bits 0-7, V2 (CUDA 13 and later) in bits 8-15.
   info.sm = file.abi_version >= 8 ? (file.flags >> 8) & 0xff : file.flags & 0xff;
+  info.debug = find_section(file, ".debug_info") != nullptr;
 
   if (const ElfSection* compat = find_section(file, ".nv.compat")) {
     info.variant = Variant::plain;

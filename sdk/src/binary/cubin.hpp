@@ -21,6 +21,8 @@ struct CubinInfo {
   std::optional<Variant> variant;
   std::string toolkit;           // "Cuda compilation tools, release 13.0, V13.0.88"
   std::string producer_options;  // "-arch sm_100f -m 64"
+  // ptxas -G output: it has DWARF .debug_info (-lineinfo output has only line tables).
+  bool debug = false;
 };
 
 // 0 when the ABI version is neither 7 nor 8.

@@ -70,7 +70,9 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
   image.container_offset = container;
   image.payload_offset = at + header_size;
   image.section = std::string(source.section);
-  image.relocatable = source.relocatable;
+  // LTO-IR is always a device-link input, wherever it is stored (nvcc -rdc
+  // -fatbin code=lto_90 writes it to a standalone fatbin).
+  image.relocatable = source.relocatable || image.kind == ImageKind::lto;
   if (image.kind == ImageKind::ptx) image.ptx_isa = image.entry_version;
   if (image.kind == ImageKind::sass) {
     // The entry's minor version mirrors the cubin's EI_ABIVERSION: 7 = V1, 8 = V2.
@@ -195,6 +197,12 @@ void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLa
     if (layout == RegionLayout::packed) {
       // Skip the zero padding between packed containers.
       while (at + 4 <= end && bytes.u32(at, "padding") == 0) at += 4;
+      if (at + 4 > end && !all_zero(bytes, at, end)) {
+        // 1-3 bytes: too few for padding words or a magic, e.g. a cut container.
+        out.problems.push_back({at, "at offset " + hex(at) + ": " + std::string(source.section) +
+                                        " ends with " + std::to_string(end - at) +
+                                        " bytes that are neither padding nor a fatbin container"});
+      }
       if (at + 4 > end || at >= start_limit) break;
       if (bytes.u32(at, "container magic") != fatbin::kContainerMagic) {
         out.problems.push_back({at, "at offset " + hex(at) + ": " + std::string(source.section) +

@@ -13,6 +13,10 @@ namespace archfit::binary {
 
 namespace {
 
+// An LZ4 block cannot expand more than this: at best each input byte adds 255
+// to a match length.
+constexpr uint64_t kLz4MaxRatio = 255;
+
 std::string_view as_text(const std::vector<std::byte>& bytes) {
   return {reinterpret_cast<const char*>(bytes.data()), bytes.size()};
 }
@@ -21,7 +25,8 @@ void check_ptx(const std::vector<std::byte>& bytes, Image& image) {
   PayloadInfo& info = *image.payload;
   const auto header = read_ptx_header(as_text(bytes));
   if (!header) {
-    info.error = "payload does not start with PTX .version and .target directives";
+    info.error = "at offset " + hex(image.payload_offset) +
+                 ": payload does not start with PTX .version and .target directives";
     return;
   }
   info.ptx_version = header->version;
@@ -37,7 +42,15 @@ void check_ptx(const std::vector<std::byte>& bytes, Image& image) {
 
 void check_cubin(const std::vector<std::byte>& bytes, Image& image) {
   PayloadInfo& info = *image.payload;
-  const CubinInfo cubin = read_cubin(ByteReader(bytes));
+  CubinInfo cubin;
+  try {
+    cubin = read_cubin(ByteReader(bytes));
+  } catch (const ScanError& error) {
+    // Its offsets count from the start of the (decompressed) payload, not the file.
+    std::string what = error.what();
+    throw ScanError(image.payload_offset,
+                    "the cubin in this payload is unreadable: " + what.insert(3, "payload "));
+  }
   info.cubin_elf_type = cubin.elf_type;
   info.cubin_abi_version = cubin.abi_version;
   info.cubin_sm = cubin.sm;
@@ -58,10 +71,10 @@ void check_cubin(const std::vector<std::byte>& bytes, Image& image) {
     info.disagreements.push_back("entry header says variant " + std::string(to_string(image.variant)) +
                                  ", the cubin says " + std::string(to_string(*cubin.variant)));
   }
+  // The entry header cannot say "relocatable": NVIDIA ships ET_REL cubins in
+  // .nv_fatbin too (60 in libcublasLt.so.13, 136 in libcusparse's .rodata),
+  // and nvcc -rdc -fatbin stores them in a plain fatbin. The payload decides.
   const bool cubin_relocatable = cubin.elf_type == elf::kTypeRelocatable;
-  if (cubin_relocatable && !image.relocatable) {
-    info.disagreements.push_back("the cubin is relocatable (ET_REL) though it is not in __nv_relfatbin");
-  }
   image.relocatable = image.relocatable || cubin_relocatable;
 }
 
@@ -77,6 +90,28 @@ std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image)
                                              " is outside 1.." + hex(kMaxUncompressedPayload));
   }
   const auto compressed = file.slice(image.payload_offset, image.compressed_size, "compressed payload");
+  // A corrupt size field must not make --deep allocate up to a gigabyte: check
+  // it against what the compressed bytes can produce first.
+  if (image.compression == Compression::zstd) {
+    const size_t frame = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
+    if (ZSTD_isError(frame)) {
+      throw ScanError(image.payload_offset,
+                      std::string("zstd payload does not decompress: ") + ZSTD_getErrorName(frame));
+    }
+    const unsigned long long content =
+        ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+    if (frame == compressed.size() && content < ZSTD_CONTENTSIZE_ERROR &&
+        content != image.uncompressed_size) {
+      throw ScanError(image.payload_offset, "zstd payload holds " + std::to_string(content) +
+                                                " bytes, the header says " +
+                                                std::to_string(image.uncompressed_size));
+    }
+  } else if (image.uncompressed_size > kLz4MaxRatio * compressed.size()) {
+    throw ScanError(image.payload_offset, "LZ4 payload of " + std::to_string(compressed.size()) +
+                                              " bytes cannot decompress to the " +
+                                              std::to_string(image.uncompressed_size) +
+                                              " bytes its header says");
+  }
   std::vector<std::byte> out(image.uncompressed_size);
   if (image.compression == Compression::zstd) {
     const size_t produced = ZSTD_decompress(out.data(), out.size(), compressed.data(), compressed.size());

@@ -6,6 +6,7 @@
 #include <exception>
 #include <new>
 #include <string>
+#include <string_view>
 #include <system_error>
 
 #include "archfit/archfit.h"
@@ -18,7 +19,11 @@ struct ApiError {
   std::string message;
 };
 
-void set_last_error(archfit_status status, const std::string& message) noexcept;
+// Sets this thread's message to "<function>: <what><detail>". The text is
+// put together inside, under its own try: building it in a catch handler of
+// a noexcept function would turn an out-of-memory into std::terminate.
+void set_last_error(const char* function, std::string_view what,
+                    std::string_view detail = {}) noexcept;
 void clear_last_error() noexcept;
 
 template <typename Body>
@@ -27,19 +32,19 @@ archfit_status guarded(const char* function, Body&& body) noexcept {
     body();
     return ARCHFIT_OK;
   } catch (const ApiError& error) {
-    set_last_error(error.status, std::string(function) + ": " + error.message);
+    set_last_error(function, error.message);
     return error.status;
   } catch (const std::bad_alloc&) {
-    set_last_error(ARCHFIT_ERROR_OUT_OF_MEMORY, std::string(function) + ": out of memory");
+    set_last_error(function, "out of memory");
     return ARCHFIT_ERROR_OUT_OF_MEMORY;
   } catch (const std::system_error& error) {
-    set_last_error(ARCHFIT_ERROR_IO, std::string(function) + ": " + error.what());
+    set_last_error(function, error.what());
     return ARCHFIT_ERROR_IO;
   } catch (const std::exception& error) {
-    set_last_error(ARCHFIT_ERROR_INTERNAL, std::string(function) + ": internal error: " + error.what());
+    set_last_error(function, "internal error: ", error.what());
     return ARCHFIT_ERROR_INTERNAL;
   } catch (...) {
-    set_last_error(ARCHFIT_ERROR_INTERNAL, std::string(function) + ": internal error (unknown exception)");
+    set_last_error(function, "internal error (unknown exception)");
     return ARCHFIT_ERROR_INTERNAL;
   }
 }

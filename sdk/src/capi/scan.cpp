@@ -2,6 +2,7 @@
 #include <memory>
 
 #include "binary/file_scan.hpp"
+#include "binary/parallel.hpp"
 #include "binary/scan_json.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
@@ -13,12 +14,13 @@ namespace binary = archfit::binary;
 
 namespace {
 
-binary::ScanOptions scan_options(const archfit_scan_options* given) {
+binary::ScanOptions scan_options(const archfit_context& context, const archfit_scan_options* given) {
   const auto options = archfit::capi::read_options(given, "archfit_scan_options");
   if (options.flags & ~uint32_t{ARCHFIT_SCAN_DEEP}) {
     throw ApiError{ARCHFIT_ERROR_UNSUPPORTED, "unknown archfit_scan_flags bits " + binary::hex(options.flags)};
   }
-  return {.deep = (options.flags & ARCHFIT_SCAN_DEEP) != 0};
+  return {.deep = (options.flags & ARCHFIT_SCAN_DEEP) != 0,
+          .threads = context.threads ? context.threads : binary::default_threads()};
 }
 
 void publish(binary::FileScan result, archfit_scan** out_scan) {
@@ -76,7 +78,7 @@ archfit_status archfit_scan_file(archfit_context* context, const char* path, con
     require_argument(context, "context");
     require_argument(path, "path");
     require_argument(out_scan, "out_scan");
-    binary::FileScan result = binary::scan_file(path, scan_options(options));
+    binary::FileScan result = binary::scan_file(path, scan_options(*context, options));
     // Only an unreadable file fails the call; a malformed one is a result.
     if (result.unreadable) throw ApiError{ARCHFIT_ERROR_IO, std::string(path) + ": " + result.problems.front().message};
     publish(std::move(result), out_scan);
@@ -90,7 +92,7 @@ archfit_status archfit_scan_buffer(archfit_context* context, const void* data, s
     require_argument(out_scan, "out_scan");
     if (data == nullptr && size != 0) throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "data is NULL but size is not 0"};
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), data ? size : 0);
-    publish(binary::scan_bytes(bytes, name ? name : "(buffer)", scan_options(options)), out_scan);
+    publish(binary::scan_bytes(bytes, name ? name : "(buffer)", scan_options(*context, options)), out_scan);
   });
 }
 

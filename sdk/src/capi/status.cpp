@@ -9,9 +9,10 @@ namespace {
 thread_local std::string last_error;
 }
 
-void set_last_error(archfit_status, const std::string& message) noexcept {
+void set_last_error(const char* function, std::string_view what, std::string_view detail) noexcept {
   try {
-    last_error = message;
+    last_error.assign(function);
+    last_error.append(": ").append(what).append(detail);
   } catch (...) {
     last_error.clear();  // out of memory while reporting: an empty message beats a crash
   }
