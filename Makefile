@@ -1,0 +1,53 @@
+# The two commands of the README. Both install what is missing, configure,
+# build, and are safe to run twice.
+#   make demo   build everything and scan the CUDA toolkit's own libraries
+#   make test   build everything and run every test (ends with ctest's summary)
+
+BUILD_DIR ?= build
+CUDA_HOME ?= $(or $(wildcard /usr/local/cuda),/usr/local/cuda)
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+DEMO_DIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
+
+# Debian 12 packages the build and the tests need.
+APT_PACKAGES := cmake make g++ pkg-config binutils \
+  libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
+  libzstd-dev liblz4-dev libxxhash-dev \
+  libgtest-dev libgmock-dev libbenchmark-dev
+
+.PHONY: all deps configure build test demo bench clean
+
+all: build
+
+deps:
+	@missing=""; for p in $(APT_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "archfit: installing Debian packages:$$missing"; \
+	  if [ "$$(id -u)" -ne 0 ]; then SUDO=sudo; command -v sudo >/dev/null || { \
+	    echo "archfit: these packages are missing and installing them needs root:$$missing" >&2; exit 1; }; fi; \
+	  $$SUDO apt-get update -q && \
+	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing || { \
+	    echo "archfit: apt-get could not install:$$missing" >&2; exit 1; }; \
+	fi
+	@test -f "$(CUDA_HOME)/include/cuda.h" || { \
+	  echo "archfit: the CUDA toolkit was not found at $(CUDA_HOME) (set CUDA_HOME); its headers are needed to build" >&2; exit 1; }
+
+configure: deps
+	CUDA_HOME=$(CUDA_HOME) cmake -S . -B $(BUILD_DIR) -DCMAKE_BUILD_TYPE=Release
+
+build: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+test: build
+	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+demo: build
+	@echo "archfit scan $(DEMO_DIR)"
+	@$(BUILD_DIR)/sdk/archfit scan $(DEMO_DIR); status=$$?; [ $$status -le 1 ] || exit $$status
+
+bench: build
+	$(BUILD_DIR)/tests/bench/archfit_scan_bench $(DEMO_DIR)
+
+clean:
+	rm -rf $(BUILD_DIR)
