@@ -1,0 +1,180 @@
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs the archfit command with `arguments` (already shell-quoted) and
+// captures stdout; stderr goes to stdout too so failures show in the test log.
+CommandResult archfit(const std::string& arguments) {
+  CommandResult run;
+  const std::string command = std::string(ARCHFIT_CLI) + " " + arguments + " 2>&1";
+  FILE* pipe = ::popen(command.c_str(), "r");
+  if (!pipe) return run;
+  std::array<char, 4096> buffer{};
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) run.out.append(buffer.data(), n);
+  const int status = ::pclose(pipe);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return run;
+}
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+class ScratchDir : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("archfit_cli_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& bytes) {
+    std::ofstream(dir_ / name, std::ios::binary) << bytes;
+    return dir_ / name;
+  }
+  fs::path dir_;
+};
+
+// A minimal fatbin: one container holding one uncompressed PTX entry for
+// compute_90 (layout: shared/reference/cuda-binaries.md §2).
+std::string tiny_fatbin() {
+  const std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n";
+  std::string payload = ptx;
+  payload.resize((payload.size() + 7) & ~size_t{7}, '\0');
+  std::string entry(64, '\0');
+  auto put = [](std::string& s, size_t at, uint64_t value, int bytes) {
+    for (int i = 0; i < bytes; ++i) s[at + i] = static_cast<char>((value >> (8 * i)) & 0xff);
+  };
+  put(entry, 0x00, 1, 2);       // kind PTX
+  put(entry, 0x02, 0x0101, 2);  // marker
+  put(entry, 0x04, 64, 4);      // header size
+  put(entry, 0x08, payload.size(), 8);
+  put(entry, 0x18, 0, 2);       // ISA minor
+  put(entry, 0x1a, 9, 2);       // ISA major
+  put(entry, 0x1c, 90, 4);      // arch
+  put(entry, 0x28, 0x11, 8);    // 64-bit, Linux host
+  std::string container(16, '\0');
+  put(container, 0, 0xBA55ED50, 4);
+  put(container, 4, 1, 2);
+  put(container, 6, 16, 2);
+  put(container, 8, entry.size() + payload.size(), 8);
+  return container + entry + payload;
+}
+
+}  // namespace
+
+using CliScan = ScratchDir;
+
+TEST_F(CliScan, SummarisesAFatbinAndExitsZero) {
+  const CommandResult run = archfit("scan " + quoted(write("k.fatbin", tiny_fatbin())));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("compute_90 (ISA 9.0)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("1 files"), std::string::npos) << run.out;
+}
+
+TEST_F(CliScan, JsonIsTheVersionedScanDocument) {
+  const CommandResult run = archfit("scan --json " + quoted(write("k.fatbin", tiny_fatbin())));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc["schema"], "archfit.scan/1");
+  ASSERT_EQ(doc["files"].size(), 1u);
+  const auto& file = doc["files"][0];
+  EXPECT_EQ(file["format"], "fatbin");
+  EXPECT_TRUE(file["error"].is_null());
+  ASSERT_EQ(file["images"].size(), 1u);
+  const auto& image = file["images"][0];
+  EXPECT_EQ(image["kind"], "ptx");
+  EXPECT_EQ(image["sm"], 90);
+  EXPECT_EQ(image["variant"], "plain");
+  EXPECT_EQ(image["ptx_isa"], "9.0");
+  EXPECT_EQ(image["compression"], "none");
+  EXPECT_EQ(image["offset"], 16);
+}
+
+TEST_F(CliScan, ImagesFlagListsEveryImageWithItsOffset) {
+  const CommandResult run = archfit("scan --images " + quoted(write("k.fatbin", tiny_fatbin())));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("compute_90"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("@0x10"), std::string::npos) << run.out;
+}
+
+TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned) {
+  std::string broken = tiny_fatbin();
+  broken[16 + 2] = 0x7f;  // the first entry's 0x0101 marker
+  write("broken.fatbin", broken);
+  write("good.fatbin", tiny_fatbin());
+  const CommandResult run = archfit("scan --json " + quoted(dir_));
+  ASSERT_EQ(run.exit_code, 1) << run.out;
+  const auto doc = nlohmann::json::parse(run.out);
+  ASSERT_EQ(doc["files"].size(), 2u);
+  for (const auto& file : doc["files"]) {
+    if (fs::path(file["path"].get<std::string>()).filename() == "broken.fatbin") {
+      EXPECT_NE(file["error"].get<std::string>().find("at offset 0x10"), std::string::npos) << file["error"];
+      EXPECT_TRUE(file["images"].empty());
+    } else {
+      EXPECT_TRUE(file["error"].is_null());
+      EXPECT_EQ(file["images"].size(), 1u);
+    }
+  }
+}
+
+TEST_F(CliScan, FilesWithoutDeviceCodeAreNotErrors) {
+  write("notes.txt", "just text\n");
+  write("empty.bin", "");
+  const CommandResult run = archfit("scan " + quoted(dir_));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("2 files"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("0 with device code"), std::string::npos) << run.out;
+}
+
+TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
+  write("k.fatbin", tiny_fatbin());
+  fs::create_directory_symlink(dir_, dir_ / "loop");
+  fs::create_symlink(dir_ / "k.fatbin", dir_ / "alias.fatbin");
+  const CommandResult run = archfit("scan --json " + quoted(dir_));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto doc = nlohmann::json::parse(run.out);
+  ASSERT_EQ(doc["files"].size(), 1u);
+  EXPECT_EQ(fs::path(doc["files"][0]["path"].get<std::string>()).filename(), "k.fatbin");
+}
+
+TEST_F(CliScan, MissingPathIsReportedAndExitsOne) {
+  const CommandResult run = archfit("scan " + quoted(dir_ / "no-such.so"));
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("no-such.so"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("No such file"), std::string::npos) << run.out;
+}
+
+TEST(CliUsage, UnknownOptionExitsTwo) {
+  const CommandResult run = archfit("scan --no-such-option x");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+}
+
+TEST(CliUsage, ScanWithoutPathsExitsTwo) {
+  const CommandResult run = archfit("scan");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+}
+
+TEST(CliToolkit, SummarisesCublasLtContainersOutsideNvFatbin) {
+  const fs::path library = fs::path(ARCHFIT_CUDA_LIB_DIR) / "libcublasLt.so.13";
+  if (!fs::exists(library)) GTEST_SKIP() << library << " is not here: the CUDA 13 toolkit's cuBLASLt is needed";
+  const CommandResult run = archfit("scan " + quoted(library));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find(".cask_resource"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find(".nv_fatbin"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("sm_120"), std::string::npos) << run.out;
+}
