@@ -1,9 +1,9 @@
 #include "scan_command.hpp"
 
+#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
-#include <unistd.h>
 
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
@@ -30,10 +30,12 @@ int ScanCommand::run() const {
 
   const auto start = std::chrono::steady_clock::now();
   const binary::TreeScan result = binary::scan_tree(paths, options);
-  const double elapsed_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  const double elapsed_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (json_) {
-    std::cout << binary::scan_document(result.files).dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << binary::scan_document(result.files)
+                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
     TextOptions text;

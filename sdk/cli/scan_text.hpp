@@ -13,6 +13,7 @@ struct TextOptions {
   bool color = false;
 };
 
-void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double elapsed_ms, const TextOptions& options);
+void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double elapsed_ms,
+                     const TextOptions& options);
 
 }  // namespace archfit::cli

@@ -40,7 +40,8 @@ uint64_t read_every_byte(const std::vector<fs::path>& files) {
   for (const auto& file : files) {
     const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) continue;
-    for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;) total += static_cast<uint64_t>(n);
+    for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;)
+      total += static_cast<uint64_t>(n);
     ::close(fd);
   }
   return total;
@@ -96,7 +97,9 @@ void time_passes(benchmark::State& state, bool cold, Work work) {
   state.SetBytesProcessed(static_cast<int64_t>(state.iterations() * g_bytes));
 }
 
-void BM_Cat(benchmark::State& state, bool cold) { time_passes(state, cold, [] { run_cat(g_files); }); }
+void BM_Cat(benchmark::State& state, bool cold) {
+  time_passes(state, cold, [] { run_cat(g_files); });
+}
 
 void BM_ReadEveryByte(benchmark::State& state, bool cold) {
   time_passes(state, cold, [] { benchmark::DoNotOptimize(read_every_byte(g_files)); });
@@ -135,7 +138,8 @@ class MedianRecorder : public benchmark::ConsoleReporter {
   std::map<std::string, double> median_ms;
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const auto& run : runs) {
-      if (run.aggregate_name == "median") median_ms[run.run_name.function_name] = run.GetAdjustedRealTime();
+      if (run.aggregate_name == "median")
+        median_ms[run.run_name.function_name] = run.GetAdjustedRealTime();
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -148,8 +152,8 @@ int main(int argc, char** argv) {
   g_dir = argc > 1 ? fs::path(argv[1]) : fs::path(ARCHFIT_CUDA_LIB_DIR);
   g_files = list_files({g_dir}).files;
   for (const auto& file : g_files) g_bytes += fs::file_size(file);
-  std::printf("directory %s: %zu files, %.2f GB; %u threads\n", g_dir.c_str(), g_files.size(), g_bytes / 1e9,
-              default_threads());
+  std::printf("directory %s: %zu files, %.2f GB; %u threads\n", g_dir.c_str(), g_files.size(),
+              g_bytes / 1e9, default_threads());
   if (g_files.empty()) {
     std::fprintf(stderr, "no files under %s: nothing to measure\n", g_dir.c_str());
     return 1;
@@ -160,15 +164,23 @@ int main(int argc, char** argv) {
     b->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(7)->ReportAggregatesOnly(true);
   };
   with_repetitions(benchmark::RegisterBenchmark("warm/cat", BM_Cat, false)->Iterations(1));
-  with_repetitions(benchmark::RegisterBenchmark("warm/read_every_byte", BM_ReadEveryByte, false)->Iterations(1));
-  with_repetitions(benchmark::RegisterBenchmark("warm/archfit_scan_directory", BM_ScanDirectory, false));
+  with_repetitions(
+      benchmark::RegisterBenchmark("warm/read_every_byte", BM_ReadEveryByte, false)->Iterations(1));
+  with_repetitions(
+      benchmark::RegisterBenchmark("warm/archfit_scan_directory", BM_ScanDirectory, false));
   const fs::path cublas_lt = g_dir / "libcublasLt.so.13";
   if (fs::exists(cublas_lt)) {
-    with_repetitions(benchmark::RegisterBenchmark("warm/archfit_scan_libcublasLt", BM_ScanOneFile, cublas_lt));
+    with_repetitions(
+        benchmark::RegisterBenchmark("warm/archfit_scan_libcublasLt", BM_ScanOneFile, cublas_lt));
   }
-  benchmark::RegisterBenchmark("find_container_magic_64MiB", BM_FindContainerMagic)->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("find_container_magic_64MiB", BM_FindContainerMagic)
+      ->Unit(benchmark::kMillisecond);
   auto cold = [](benchmark::internal::Benchmark* b) {
-    b->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(1)->Repetitions(3)->ReportAggregatesOnly(true);
+    b->Unit(benchmark::kMillisecond)
+        ->UseRealTime()
+        ->Iterations(1)
+        ->Repetitions(3)
+        ->ReportAggregatesOnly(true);
   };
   cold(benchmark::RegisterBenchmark("cold/cat", BM_Cat, true));
   cold(benchmark::RegisterBenchmark("cold/archfit_scan_directory", BM_ScanDirectory, true));
@@ -180,14 +192,15 @@ int main(int argc, char** argv) {
   auto ratio = [&](const char* scan, const char* cat) {
     const auto s = reporter.median_ms.find(scan), c = reporter.median_ms.find(cat);
     if (s == reporter.median_ms.end() || c == reporter.median_ms.end() || c->second == 0) return;
-    std::printf("%-30s %8.1f ms vs %-22s %8.1f ms: %.3f of its time\n", scan, s->second, cat, c->second,
-                s->second / c->second);
+    std::printf("%-30s %8.1f ms vs %-22s %8.1f ms: %.3f of its time\n", scan, s->second, cat,
+                c->second, s->second / c->second);
   };
   std::printf("\nmedians\n");
   ratio("warm/archfit_scan_directory", "warm/cat");
   ratio("warm/archfit_scan_directory", "warm/read_every_byte");
   ratio("cold/archfit_scan_directory", "cold/cat");
-  if (auto it = reporter.median_ms.find("warm/archfit_scan_libcublasLt"); it != reporter.median_ms.end()) {
+  if (auto it = reporter.median_ms.find("warm/archfit_scan_libcublasLt");
+      it != reporter.median_ms.end()) {
     std::printf("%-30s %8.1f ms\n", it->first.c_str(), it->second);
   }
   benchmark::Shutdown();

@@ -55,7 +55,7 @@ endif()
 if(HEADER)
   file(READ "${HEADER}" header_text)
   # Declarations read "ARCHFIT_API [ARCHFIT_NODISCARD] <type> archfit_<name>(".
-  string(REGEX MATCHALL "ARCHFIT_API[^;(]*[ *]archfit_[a-z0-9_]+\\(" declarations "${header_text}")
+  string(REGEX MATCHALL "ARCHFIT_API[^;(]*[ *\n]archfit_[a-z0-9_]+\\(" declarations "${header_text}")
   set(declared "")
   foreach(declaration IN LISTS declarations)
     string(REGEX MATCH "archfit_[a-z0-9_]+\\($" name "${declaration}")

@@ -25,7 +25,8 @@ CommandResult archfit(const std::string& arguments) {
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
   std::array<char, 4096> buffer{};
-  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;) run.out.append(buffer.data(), n);
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+    run.out.append(buffer.data(), n);
   const int status = ::pclose(pipe);
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
@@ -36,8 +37,9 @@ std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 class ScratchDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("archfit_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("archfit_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -63,10 +65,10 @@ std::string tiny_fatbin() {
   put(entry, 0x02, 0x0101, 2);  // marker
   put(entry, 0x04, 64, 4);      // header size
   put(entry, 0x08, payload.size(), 8);
-  put(entry, 0x18, 0, 2);       // ISA minor
-  put(entry, 0x1a, 9, 2);       // ISA major
-  put(entry, 0x1c, 90, 4);      // arch
-  put(entry, 0x28, 0x11, 8);    // 64-bit, Linux host
+  put(entry, 0x18, 0, 2);     // ISA minor
+  put(entry, 0x1a, 9, 2);     // ISA major
+  put(entry, 0x1c, 90, 4);    // arch
+  put(entry, 0x28, 0x11, 8);  // 64-bit, Linux host
   std::string container(16, '\0');
   put(container, 0, 0xBA55ED50, 4);
   put(container, 4, 1, 2);
@@ -123,7 +125,8 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
   ASSERT_EQ(doc["files"].size(), 2u);
   for (const auto& file : doc["files"]) {
     if (fs::path(file["path"].get<std::string>()).filename() == "broken.fatbin") {
-      EXPECT_NE(file["error"].get<std::string>().find("at offset 0x10"), std::string::npos) << file["error"];
+      EXPECT_NE(file["error"].get<std::string>().find("at offset 0x10"), std::string::npos)
+          << file["error"];
       EXPECT_TRUE(file["images"].empty());
     } else {
       EXPECT_TRUE(file["error"].is_null());
@@ -171,7 +174,8 @@ TEST(CliUsage, ScanWithoutPathsExitsTwo) {
 
 TEST(CliToolkit, SummarisesCublasLtContainersOutsideNvFatbin) {
   const fs::path library = fs::path(ARCHFIT_CUDA_LIB_DIR) / "libcublasLt.so.13";
-  if (!fs::exists(library)) GTEST_SKIP() << library << " is not here: the CUDA 13 toolkit's cuBLASLt is needed";
+  if (!fs::exists(library))
+    GTEST_SKIP() << library << " is not here: the CUDA 13 toolkit's cuBLASLt is needed";
   const CommandResult run = archfit("scan " + quoted(library));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find(".cask_resource"), std::string::npos) << run.out;

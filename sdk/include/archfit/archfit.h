@@ -33,7 +33,7 @@
 #define ARCHFIT_VERSION_NUMBER \
   (ARCHFIT_VERSION_MAJOR * 10000 + ARCHFIT_VERSION_MINOR * 100 + ARCHFIT_VERSION_PATCH)
 #define ARCHFIT_VERSION_AT_LEAST(major, minor, patch) \
-  (ARCHFIT_VERSION_NUMBER >= ((major) * 10000 + (minor) * 100 + (patch)))
+  (ARCHFIT_VERSION_NUMBER >= ((major)*10000 + (minor)*100 + (patch)))
 
 #if defined(__GNUC__)
 #define ARCHFIT_API __attribute__((visibility("default")))
@@ -63,8 +63,8 @@ typedef enum archfit_status {
   ARCHFIT_ERROR_INVALID_ARGUMENT = 1, /* a NULL handle, a bad index, a struct_size too small */
   ARCHFIT_ERROR_IO = 2,               /* a file could not be opened, mapped or read */
   ARCHFIT_ERROR_OUT_OF_MEMORY = 3,
-  ARCHFIT_ERROR_UNSUPPORTED = 4,      /* a struct or option this library does not know */
-  ARCHFIT_ERROR_INTERNAL = 5          /* a bug in archfit: please report it with the message */
+  ARCHFIT_ERROR_UNSUPPORTED = 4, /* a struct or option this library does not know */
+  ARCHFIT_ERROR_INTERNAL = 5     /* a bug in archfit: please report it with the message */
 } archfit_status;
 
 /* Static English text for a status code; never NULL. */
@@ -94,8 +94,8 @@ typedef struct archfit_context_options {
 } archfit_context_options;
 
 /* options may be NULL for the defaults. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_context_create(const archfit_context_options* options,
-                                                                    archfit_context** out_context) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_context_create(
+    const archfit_context_options* options, archfit_context** out_context) ARCHFIT_NOEXCEPT;
 ARCHFIT_API void archfit_context_destroy(archfit_context* context) ARCHFIT_NOEXCEPT;
 
 /* ---- scanning ---------------------------------------------------------------- */
@@ -119,16 +119,15 @@ typedef struct archfit_scan_options {
  * scan: malformed input is reported by archfit_scan_error, not as a failing
  * status. Fails only when the file cannot be opened or mapped.
  * options may be NULL for the defaults. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_file(archfit_context* context, const char* path,
-                                                               const archfit_scan_options* options,
-                                                               archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_scan_file(archfit_context* context, const char* path, const archfit_scan_options* options,
+                  archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
 
 /* As archfit_scan_file, over `size` bytes the caller owns; `name` (may be
  * NULL) labels the result. The bytes are not retained after the call. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_buffer(archfit_context* context, const void* data,
-                                                                 size_t size, const char* name,
-                                                                 const archfit_scan_options* options,
-                                                                 archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_scan_buffer(archfit_context* context, const void* data, size_t size, const char* name,
+                    const archfit_scan_options* options, archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
 
 ARCHFIT_API void archfit_scan_destroy(archfit_scan* scan) ARCHFIT_NOEXCEPT;
 
@@ -175,7 +174,7 @@ typedef struct archfit_image_info {
   uint16_t ptx_isa_minor;
   uint32_t elf_abi; /* SASS images: 1 or 2 (cubin ELF ABI V1/V2); 0 unknown */
   archfit_compression compression;
-  uint32_t relocatable; /* 1: a device-link input (__nv_relfatbin, -rdc), not launchable */
+  uint32_t relocatable;       /* 1: a device-link input (__nv_relfatbin, -rdc), not launchable */
   uint64_t size;              /* payload bytes as stored */
   uint64_t compressed_size;   /* 0 when not compressed */
   uint64_t uncompressed_size; /* 0 when not compressed */
@@ -184,13 +183,13 @@ typedef struct archfit_image_info {
 } archfit_image_info;
 
 /* Fills `out` (whose struct_size the caller set) with image `index`. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
-                                                                archfit_image_info* out) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_image(
+    const archfit_scan* scan, size_t index, archfit_image_info* out) ARCHFIT_NOEXCEPT;
 
 /* The scan as an archfit.scan/1 JSON document (docs/scan-json.md). Borrowed:
  * lives as long as the scan. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_json(const archfit_scan* scan,
-                                                               const char** out_json) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_scan_json(const archfit_scan* scan, const char** out_json) ARCHFIT_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

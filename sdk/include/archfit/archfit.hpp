@@ -17,7 +17,8 @@ namespace archfit {
 
 class Error : public std::runtime_error {
  public:
-  Error(archfit_status status, const std::string& message) : std::runtime_error(message), status_(status) {}
+  Error(archfit_status status, const std::string& message)
+      : std::runtime_error(message), status_(status) {}
   archfit_status status() const noexcept { return status_; }
 
  private:
@@ -38,7 +39,9 @@ struct Deleter {
 }  // namespace detail
 
 // True when the loaded library speaks the ABI this header was written for.
-inline bool library_is_compatible() noexcept { return archfit_version() / 10000 == ARCHFIT_VERSION_MAJOR; }
+inline bool library_is_compatible() noexcept {
+  return archfit_version() / 10000 == ARCHFIT_VERSION_MAJOR;
+}
 
 class Scan {
  public:
@@ -95,7 +98,8 @@ class Context {
   archfit_context* get() const noexcept { return handle_.get(); }
 
  private:
-  std::unique_ptr<archfit_context, detail::Deleter<archfit_context, archfit_context_destroy>> handle_;
+  std::unique_ptr<archfit_context, detail::Deleter<archfit_context, archfit_context_destroy>>
+      handle_;
 };
 
 }  // namespace archfit

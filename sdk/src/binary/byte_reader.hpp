@@ -42,9 +42,15 @@ class ByteReader {
     return value;  // the host is little-endian (x86_64, aarch64), as are the files
   }
   uint8_t u8(uint64_t offset, std::string_view what) const { return read<uint8_t>(offset, what); }
-  uint16_t u16(uint64_t offset, std::string_view what) const { return read<uint16_t>(offset, what); }
-  uint32_t u32(uint64_t offset, std::string_view what) const { return read<uint32_t>(offset, what); }
-  uint64_t u64(uint64_t offset, std::string_view what) const { return read<uint64_t>(offset, what); }
+  uint16_t u16(uint64_t offset, std::string_view what) const {
+    return read<uint16_t>(offset, what);
+  }
+  uint32_t u32(uint64_t offset, std::string_view what) const {
+    return read<uint32_t>(offset, what);
+  }
+  uint64_t u64(uint64_t offset, std::string_view what) const {
+    return read<uint64_t>(offset, what);
+  }
 
   std::span<const std::byte> slice(uint64_t offset, uint64_t length, std::string_view what) const {
     require(offset, length, what);

@@ -8,7 +8,7 @@ namespace archfit::binary {
 
 namespace {
 
-constexpr uint32_t kNoteToolkitInfo = 2000;  // .note.nv.tkinfo
+constexpr uint32_t kNoteToolkitInfo = 2000;    // .note.nv.tkinfo
 constexpr uint64_t kToolkitStringsStart = 24;  // six u32 fields precede the string table
 
 // Calls visit(type, descriptor_offset, descriptor_size) for each note in the section.
@@ -49,7 +49,8 @@ uint8_t elf_abi_from_abi_version(uint8_t abi_version) {
 }
 
 CubinInfo read_cubin(const ByteReader& bytes) {
-  if (classify_elf(bytes) != ElfClass::elf64_le) throw ScanError(0, "payload is not a 64-bit ELF cubin");
+  if (classify_elf(bytes) != ElfClass::elf64_le)
+    throw ScanError(0, "payload is not a 64-bit ELF cubin");
   const ElfFile file = read_elf(bytes);
   if (file.machine != elf::kMachineCuda) {
     throw ScanError(18, "ELF e_machine is " + std::to_string(file.machine) + ", not 190 (EM_CUDA)");
@@ -66,7 +67,8 @@ CubinInfo read_cubin(const ByteReader& bytes) {
     info.variant = Variant::plain;
     for (uint64_t at = compat->offset; at + 4 <= compat->offset + compat->size; at += 4) {
       // Record 02 09 vv 00: vv = 1 marks an arch-specific (`a`) cubin.
-      if (bytes.u8(at, "compat") == 2 && bytes.u8(at + 1, "compat") == 9 && bytes.u8(at + 2, "compat") == 1) {
+      if (bytes.u8(at, "compat") == 2 && bytes.u8(at + 1, "compat") == 9 &&
+          bytes.u8(at + 2, "compat") == 1) {
         info.variant = Variant::arch_specific;
       }
     }
@@ -77,7 +79,8 @@ CubinInfo read_cubin(const ByteReader& bytes) {
       for (uint64_t at = desc + kToolkitStringsStart; at < desc + size;) {
         const std::string_view text = bytes.c_string(at, desc + size - at);
         if (text.starts_with("Cuda compilation tools")) info.toolkit = std::string(text);
-        if (text.find("-arch ") != std::string_view::npos) info.producer_options = std::string(text);
+        if (text.find("-arch ") != std::string_view::npos)
+          info.producer_options = std::string(text);
         at += text.size() + 1;
       }
     });

@@ -12,8 +12,8 @@
 namespace archfit::binary {
 
 struct CubinInfo {
-  uint16_t elf_type = 0;     // 1 REL (-rdc), 2 EXEC
-  uint8_t abi_version = 0;   // EI_ABIVERSION: 7 = V1, 8 = V2
+  uint16_t elf_type = 0;    // 1 REL (-rdc), 2 EXEC
+  uint8_t abi_version = 0;  // EI_ABIVERSION: 7 = V1, 8 = V2
   uint32_t e_flags = 0;
   uint32_t sm = 0;
   // Known only when the cubin carries .nv.compat or a toolkit note; V1

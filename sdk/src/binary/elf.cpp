@@ -11,7 +11,11 @@ constexpr uint16_t kSectionIndexExtended = 0xffff;  // SHN_XINDEX
 }  // namespace
 
 ElfClass classify_elf(const ByteReader& bytes) {
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), "\x7f" "ELF", 4) != 0) return ElfClass::not_elf;
+  if (bytes.size() < 4 || std::memcmp(bytes.data(),
+                                      "\x7f"
+                                      "ELF",
+                                      4) != 0)
+    return ElfClass::not_elf;
   if (bytes.size() < 6) return ElfClass::other_elf;
   const auto elf_class = bytes.u8(4, "ELF class");
   const auto data_encoding = bytes.u8(5, "ELF data encoding");
@@ -32,15 +36,18 @@ ElfFile read_elf(const ByteReader& bytes) {
   uint32_t names_index = bytes.u16(62, "e_shstrndx");
   if (section_table == 0) return file;  // no section table: the caller decides what to do
   if (entry_size < kSectionHeaderSize) {
-    throw ScanError(58, "ELF section header size " + std::to_string(entry_size) +
-                            " is smaller than 64");
+    throw ScanError(
+        58, "ELF section header size " + std::to_string(entry_size) + " is smaller than 64");
   }
   // Extended numbering: the real counts live in section header 0.
   if (count == 0) count = bytes.u64(section_table + 32, "section header 0 sh_size");
-  if (names_index == kSectionIndexExtended) names_index = bytes.u32(section_table + 40, "section header 0 sh_link");
-  if (count > (bytes.size() / entry_size) + 1 || !bytes.contains(section_table, count * entry_size)) {
+  if (names_index == kSectionIndexExtended)
+    names_index = bytes.u32(section_table + 40, "section header 0 sh_link");
+  if (count > (bytes.size() / entry_size) + 1 ||
+      !bytes.contains(section_table, count * entry_size)) {
     throw ScanError(section_table, "ELF section table (" + std::to_string(count) + " headers of " +
-                                       std::to_string(entry_size) + " bytes) extends past the end of the file (" +
+                                       std::to_string(entry_size) +
+                                       " bytes) extends past the end of the file (" +
                                        std::to_string(bytes.size()) + " bytes)");
   }
 
@@ -69,14 +76,18 @@ ElfFile read_elf(const ByteReader& bytes) {
     if (names && r.name < names->size) {
       section.name = std::string(bytes.c_string(names->offset + r.name, names->size - r.name));
     } else {
-      section.name = "[" + std::to_string(i) + "]";
+      // Appended piece by piece: "[" + std::to_string(i) trips GCC 12's
+      // -Wrestrict false positive (GCC PR 105651).
+      section.name = "[";
+      section.name += std::to_string(i);
+      section.name += "]";
     }
     if (r.type != elf::kSectionNobits && r.size != 0 && !bytes.contains(r.offset, r.size)) {
-      file.problems.push_back(
-          {section_table + i * entry_size,
-           "at offset " + hex(section_table + i * entry_size) + ": section " + section.name + " (offset " +
-               hex(r.offset) + ", size " + hex(r.size) + ") extends past the end of the file (" +
-               hex(bytes.size()) + " bytes); its contents were not scanned"});
+      file.problems.push_back({section_table + i * entry_size,
+                               "at offset " + hex(section_table + i * entry_size) + ": section " +
+                                   section.name + " (offset " + hex(r.offset) + ", size " +
+                                   hex(r.size) + ") extends past the end of the file (" +
+                                   hex(bytes.size()) + " bytes); its contents were not scanned"});
       continue;
     }
     file.sections.push_back(std::move(section));

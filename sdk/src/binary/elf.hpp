@@ -38,7 +38,7 @@ struct ElfFile {
   uint8_t osabi = 0;
   uint8_t abi_version = 0;
   uint32_t flags = 0;
-  std::vector<ElfSection> sections;  // only those whose bytes lie inside the file
+  std::vector<ElfSection> sections;   // only those whose bytes lie inside the file
   std::vector<ScanProblem> problems;  // sections that did not, and why
 };
 

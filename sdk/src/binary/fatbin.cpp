@@ -13,10 +13,14 @@ namespace {
 
 ImageKind kind_of(uint16_t code) {
   switch (code) {
-    case fatbin::kKindPtx: return ImageKind::ptx;
-    case fatbin::kKindElf: return ImageKind::sass;
-    case fatbin::kKindLtoIr: return ImageKind::lto;
-    default: return ImageKind::unknown;
+    case fatbin::kKindPtx:
+      return ImageKind::ptx;
+    case fatbin::kKindElf:
+      return ImageKind::sass;
+    case fatbin::kKindLtoIr:
+      return ImageKind::lto;
+    default:
+      return ImageKind::unknown;
   }
 }
 
@@ -37,15 +41,17 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
   const uint64_t remaining = end - at;
   if (remaining < fatbin::kMinEntryHeaderSize) {
     throw ScanError(at, "truncated fatbin entry header: needs 64 bytes, the container has " +
-                            std::to_string(remaining) + " left (container at " + hex(container) + ")");
+                            std::to_string(remaining) + " left (container at " + hex(container) +
+                            ")");
   }
   const uint16_t kind = bytes.u16(at, "entry kind");
   const uint16_t marker = bytes.u16(at + 2, "entry marker");
   const uint32_t header_size = bytes.u32(at + 4, "entry header size");
   const uint64_t payload_size = bytes.u64(at + 8, "entry payload size");
   if (marker != fatbin::kEntryMarker) {
-    throw ScanError(at, "fatbin entry header has marker " + hex(marker) + " where 0x101 belongs (kind " +
-                            std::to_string(kind) + ", container at " + hex(container) + ")");
+    throw ScanError(at, "fatbin entry header has marker " + hex(marker) +
+                            " where 0x101 belongs (kind " + std::to_string(kind) +
+                            ", container at " + hex(container) + ")");
   }
   if (header_size < fatbin::kMinEntryHeaderSize || header_size > remaining) {
     throw ScanError(at + 4, "fatbin entry header size " + std::to_string(header_size) +
@@ -53,14 +59,16 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
                                 hex(container) + ")");
   }
   if (payload_size > remaining - header_size) {
-    throw ScanError(at + 8, "fatbin entry payload size " + hex(payload_size) + " runs past the container end at " +
-                                hex(end) + " (entry at " + hex(at) + ")");
+    throw ScanError(at + 8, "fatbin entry payload size " + hex(payload_size) +
+                                " runs past the container end at " + hex(end) + " (entry at " +
+                                hex(at) + ")");
   }
 
   Image image;
   image.kind_code = kind;
   image.kind = kind_of(kind);
-  image.entry_version = {bytes.u16(at + 0x1a, "entry version major"), bytes.u16(at + 0x18, "entry version minor")};
+  image.entry_version = {bytes.u16(at + 0x1a, "entry version major"),
+                         bytes.u16(at + 0x18, "entry version minor")};
   image.sm = bytes.u32(at + 0x1c, "entry arch");
   image.flags = bytes.u64(at + 0x28, "entry flags");
   image.variant = variant_of(image.flags);
@@ -94,8 +102,9 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
   if (name_offset != 0 && name_length != 0) {
     const uint64_t entry_size = header_size + payload_size;
     if (name_offset > entry_size || name_length > entry_size - name_offset) {
-      throw ScanError(at + 0x20, "fatbin entry identifier (offset " + hex(name_offset) + ", length " +
-                                     std::to_string(name_length) + ") lies outside the entry");
+      throw ScanError(at + 0x20, "fatbin entry identifier (offset " + hex(name_offset) +
+                                     ", length " + std::to_string(name_length) +
+                                     ") lies outside the entry");
     }
     image.identifier = std::string(bytes.c_string(at + name_offset, name_length));
   }
@@ -105,18 +114,20 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
 }  // namespace
 
 bool container_header_at(const ByteReader& bytes, uint64_t offset, uint64_t limit) {
-  if (limit > bytes.size() || offset > limit || limit - offset < fatbin::kContainerHeaderSize) return false;
+  if (limit > bytes.size() || offset > limit || limit - offset < fatbin::kContainerHeaderSize)
+    return false;
   return bytes.u32(offset, "container magic") == fatbin::kContainerMagic &&
          bytes.u16(offset + 4, "container version") == fatbin::kContainerVersion &&
          bytes.u16(offset + 6, "container header size") == fatbin::kContainerHeaderSize &&
          bytes.u64(offset + 8, "container size") <= limit - offset - fatbin::kContainerHeaderSize;
 }
 
-uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit, const RegionSource& source,
-                        std::vector<Image>& images) {
+uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit,
+                        const RegionSource& source, std::vector<Image>& images) {
   if (limit - offset < fatbin::kContainerHeaderSize) {
     throw ScanError(offset, "truncated fatbin container header: needs 16 bytes, " +
-                                std::to_string(limit - offset) + " remain in " + std::string(source.section));
+                                std::to_string(limit - offset) + " remain in " +
+                                std::string(source.section));
   }
   const uint32_t magic = bytes.u32(offset, "container magic");
   const uint16_t version = bytes.u16(offset + 4, "container version");
@@ -126,12 +137,14 @@ uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit
     throw ScanError(offset, "expected a fatbin container (magic 0xba55ed50), found " + hex(magic));
   }
   if (version != fatbin::kContainerVersion || header_size != fatbin::kContainerHeaderSize) {
-    throw ScanError(offset, "fatbin container has version " + std::to_string(version) + " and header size " +
-                                std::to_string(header_size) + "; only version 1 with a 16-byte header is known");
+    throw ScanError(offset, "fatbin container has version " + std::to_string(version) +
+                                " and header size " + std::to_string(header_size) +
+                                "; only version 1 with a 16-byte header is known");
   }
   if (entries_size > limit - offset - fatbin::kContainerHeaderSize) {
-    throw ScanError(offset + 8, "fatbin container size " + hex(entries_size) + " runs past the end of " +
-                                    std::string(source.section) + " at " + hex(limit));
+    throw ScanError(offset + 8, "fatbin container size " + hex(entries_size) +
+                                    " runs past the end of " + std::string(source.section) +
+                                    " at " + hex(limit));
   }
   const uint64_t end = offset + fatbin::kContainerHeaderSize + entries_size;
   const size_t first_new = images.size();
@@ -165,7 +178,8 @@ uint64_t find_container_magic(const ByteReader& bytes, uint64_t from, uint64_t t
     return _mm_cmpeq_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(base + offset)), magic);
   };
   while (at + 64 <= to) {
-    const __m128i any = _mm_or_si128(_mm_or_si128(equal(at), equal(at + 16)), _mm_or_si128(equal(at + 32), equal(at + 48)));
+    const __m128i any = _mm_or_si128(_mm_or_si128(equal(at), equal(at + 16)),
+                                     _mm_or_si128(equal(at + 32), equal(at + 48)));
     if (_mm_movemask_epi8(any) != 0) break;
     at += 64;
   }
@@ -207,7 +221,8 @@ void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLa
       if (bytes.u32(at, "container magic") != fatbin::kContainerMagic) {
         out.problems.push_back({at, "at offset " + hex(at) + ": " + std::string(source.section) +
                                         " holds bytes that are not a fatbin container (" +
-                                        hex(bytes.u32(at, "word")) + "); searching on for the next container"});
+                                        hex(bytes.u32(at, "word")) +
+                                        "); searching on for the next container"});
         layout = RegionLayout::embedded;  // resynchronise by magic from here on
       }
     }

@@ -64,7 +64,8 @@ struct RegionScan {
 // them. start_limit lets a large region be split into chunks scanned in
 // parallel: a chunk's last container may run on past the chunk.
 void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLayout layout,
-                 const RegionSource& source, RegionScan& out, uint64_t start_limit = std::numeric_limits<uint64_t>::max());
+                 const RegionSource& source, RegionScan& out,
+                 uint64_t start_limit = std::numeric_limits<uint64_t>::max());
 
 // The next 4-byte aligned file offset in [from, to) holding the container
 // magic, or `to`. Every container nvcc and NVIDIA's libraries emit is at

@@ -35,7 +35,9 @@ class Mapping {
   Mapping(const Mapping&) = delete;
   Mapping& operator=(const Mapping&) = delete;
   bool ok() const { return address_ != MAP_FAILED; }
-  std::span<const std::byte> bytes() const { return {static_cast<const std::byte*>(address_), length_}; }
+  std::span<const std::byte> bytes() const {
+    return {static_cast<const std::byte*>(address_), length_};
+  }
 
  private:
   void* address_;
@@ -70,8 +72,9 @@ FileScan scan_file(const std::filesystem::path& path, const ScanOptions& options
   }
   // A read-only private mapping: the scanner touches only the pages of the
   // headers it reads and of the data sections it searches.
-  Mapping mapping(::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0),
-                  static_cast<size_t>(info.st_size));
+  Mapping mapping(
+      ::mmap(nullptr, static_cast<size_t>(info.st_size), PROT_READ, MAP_PRIVATE, fd.get(), 0),
+      static_cast<size_t>(info.st_size));
   if (!mapping.ok()) return failed(path, "cannot map");
   return scan_bytes(mapping.bytes(), path.string(), options);
 }

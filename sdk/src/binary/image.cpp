@@ -14,19 +14,26 @@ std::string hex(uint64_t value) {
 
 std::string_view to_string(ImageKind kind) {
   switch (kind) {
-    case ImageKind::sass: return "sass";
-    case ImageKind::ptx: return "ptx";
-    case ImageKind::lto: return "lto";
-    case ImageKind::unknown: break;
+    case ImageKind::sass:
+      return "sass";
+    case ImageKind::ptx:
+      return "ptx";
+    case ImageKind::lto:
+      return "lto";
+    case ImageKind::unknown:
+      break;
   }
   return "unknown";
 }
 
 std::string_view to_string(Variant variant) {
   switch (variant) {
-    case Variant::arch_specific: return "a";
-    case Variant::family_specific: return "f";
-    case Variant::plain: break;
+    case Variant::arch_specific:
+      return "a";
+    case Variant::family_specific:
+      return "f";
+    case Variant::plain:
+      break;
   }
   return "plain";
 }
@@ -37,20 +44,28 @@ std::string_view variant_suffix(Variant variant) {
 
 std::string_view to_string(Compression compression) {
   switch (compression) {
-    case Compression::lz4: return "lz4";
-    case Compression::zstd: return "zstd";
-    case Compression::none: break;
+    case Compression::lz4:
+      return "lz4";
+    case Compression::zstd:
+      return "zstd";
+    case Compression::none:
+      break;
   }
   return "none";
 }
 
 std::string_view to_string(FileFormat format) {
   switch (format) {
-    case FileFormat::elf: return "elf";
-    case FileFormat::cubin: return "cubin";
-    case FileFormat::fatbin: return "fatbin";
-    case FileFormat::ptx: return "ptx";
-    case FileFormat::other: break;
+    case FileFormat::elf:
+      return "elf";
+    case FileFormat::cubin:
+      return "cubin";
+    case FileFormat::fatbin:
+      return "fatbin";
+    case FileFormat::ptx:
+      return "ptx";
+    case FileFormat::other:
+      break;
   }
   return "other";
 }
@@ -62,10 +77,18 @@ std::string Version::to_string() const {
 std::string Image::arch_name() const {
   std::string prefix;
   switch (kind) {
-    case ImageKind::sass: prefix = "sm_"; break;
-    case ImageKind::ptx: prefix = "compute_"; break;
-    case ImageKind::lto: prefix = "lto_"; break;
-    case ImageKind::unknown: prefix = "kind" + std::to_string(kind_code) + "_"; break;
+    case ImageKind::sass:
+      prefix = "sm_";
+      break;
+    case ImageKind::ptx:
+      prefix = "compute_";
+      break;
+    case ImageKind::lto:
+      prefix = "lto_";
+      break;
+    case ImageKind::unknown:
+      prefix = "kind" + std::to_string(kind_code) + "_";
+      break;
   }
   return prefix + std::to_string(sm) + std::string(variant_suffix(variant));
 }

@@ -1,6 +1,7 @@
 #pragma once
 // What the scanner reports: device images and the files that hold them.
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -34,15 +35,15 @@ struct PayloadInfo {
   std::optional<Version> ptx_version;
   std::string ptx_target;  // "sm_90a"
   // SASS: the cubin's own ELF header and notes.
-  std::optional<uint16_t> cubin_elf_type;  // 1 = REL, 2 = EXEC
+  std::optional<uint16_t> cubin_elf_type;    // 1 = REL, 2 = EXEC
   std::optional<uint8_t> cubin_abi_version;  // EI_ABIVERSION: 7 (V1) or 8 (V2)
   std::optional<uint32_t> cubin_sm;          // from e_flags
   std::optional<uint32_t> cubin_e_flags;
-  std::optional<Variant> cubin_variant;      // from .nv.compat and the toolkit note
-  std::string toolkit;                       // "Cuda compilation tools, release 13.0, V13.0.88"
-  std::string producer_options;              // "-arch sm_100f -m 64"
-  std::vector<std::string> disagreements;    // payload vs entry header, in words
-  std::string error;                         // the payload could not be read
+  std::optional<Variant> cubin_variant;    // from .nv.compat and the toolkit note
+  std::string toolkit;                     // "Cuda compilation tools, release 13.0, V13.0.88"
+  std::string producer_options;            // "-arch sm_100f -m 64"
+  std::vector<std::string> disagreements;  // payload vs entry header, in words
+  std::string error;                       // the payload could not be read
 };
 
 struct Image {
@@ -59,13 +60,16 @@ struct Image {
   uint64_t uncompressed_size = 0;  // 0 when not compressed
   uint64_t flags = 0;
   bool debug = false;
-  bool relocatable = false;  // an input to device linking, not a launchable image
-  std::string identifier;    // source name, present with -G or -lineinfo
-  std::string section;       // ".nv_fatbin", ".cask_resource", "(file)" …
+  bool relocatable = false;       // an input to device linking, not a launchable image
+  std::string identifier;         // source name, present with -G or -lineinfo
+  std::string section;            // ".nv_fatbin", ".cask_resource", "(file)" …
   uint64_t offset = 0;            // file offset of the entry header
   uint64_t container_offset = 0;  // file offset of its container
   uint64_t payload_offset = 0;    // file offset of the payload
-  std::optional<PayloadInfo> payload;  // filled by --deep
+  // Filled by --deep (and for standalone cubins and PTX files). Behind a
+  // pointer because it is rarely present and would triple the size of the
+  // tens of thousands of images a library holds; copies share it.
+  std::shared_ptr<PayloadInfo> payload;
 
   std::string arch_name() const;  // sm_90a, compute_100f, lto_90
 };

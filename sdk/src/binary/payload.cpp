@@ -32,11 +32,12 @@ void check_ptx(const std::vector<std::byte>& bytes, Image& image) {
   info.ptx_version = header->version;
   info.ptx_target = header->target;
   if (header->version != image.ptx_isa) {
-    info.disagreements.push_back("entry header says PTX ISA " + image.ptx_isa.to_string() + ", .version says " +
-                                 header->version.to_string());
+    info.disagreements.push_back("entry header says PTX ISA " + image.ptx_isa.to_string() +
+                                 ", .version says " + header->version.to_string());
   }
   if (header->sm != image.sm || header->variant != image.variant) {
-    info.disagreements.push_back("entry header says " + image.arch_name() + ", .target says " + header->target);
+    info.disagreements.push_back("entry header says " + image.arch_name() + ", .target says " +
+                                 header->target);
   }
 }
 
@@ -59,17 +60,19 @@ void check_cubin(const std::vector<std::byte>& bytes, Image& image) {
   info.toolkit = cubin.toolkit;
   info.producer_options = cubin.producer_options;
   if (cubin.sm != image.sm) {
-    info.disagreements.push_back("entry header says sm_" + std::to_string(image.sm) + ", the cubin's e_flags say sm_" +
-                                 std::to_string(cubin.sm));
+    info.disagreements.push_back("entry header says sm_" + std::to_string(image.sm) +
+                                 ", the cubin's e_flags say sm_" + std::to_string(cubin.sm));
   }
   const uint8_t abi = elf_abi_from_abi_version(cubin.abi_version);
   if (abi != image.elf_abi) {
     info.disagreements.push_back("entry header says ELF ABI V" + std::to_string(image.elf_abi) +
-                                 ", the cubin's EI_ABIVERSION is " + std::to_string(cubin.abi_version));
+                                 ", the cubin's EI_ABIVERSION is " +
+                                 std::to_string(cubin.abi_version));
   }
   if (cubin.variant && *cubin.variant != image.variant) {
-    info.disagreements.push_back("entry header says variant " + std::string(to_string(image.variant)) +
-                                 ", the cubin says " + std::string(to_string(*cubin.variant)));
+    info.disagreements.push_back("entry header says variant " +
+                                 std::string(to_string(image.variant)) + ", the cubin says " +
+                                 std::string(to_string(*cubin.variant)));
   }
   // The entry header cannot say "relocatable": NVIDIA ships ET_REL cubins in
   // .nv_fatbin too (60 in libcublasLt.so.13, 136 in libcusparse's .rodata),
@@ -89,7 +92,8 @@ std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image)
     throw ScanError(image.offset + 0x38, "uncompressed size " + hex(image.uncompressed_size) +
                                              " is outside 1.." + hex(kMaxUncompressedPayload));
   }
-  const auto compressed = file.slice(image.payload_offset, image.compressed_size, "compressed payload");
+  const auto compressed =
+      file.slice(image.payload_offset, image.compressed_size, "compressed payload");
   // A corrupt size field must not make --deep allocate up to a gigabyte: check
   // it against what the compressed bytes can produce first.
   if (image.compression == Compression::zstd) {
@@ -114,24 +118,27 @@ std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image)
   }
   std::vector<std::byte> out(image.uncompressed_size);
   if (image.compression == Compression::zstd) {
-    const size_t produced = ZSTD_decompress(out.data(), out.size(), compressed.data(), compressed.size());
+    const size_t produced =
+        ZSTD_decompress(out.data(), out.size(), compressed.data(), compressed.size());
     if (ZSTD_isError(produced)) {
-      throw ScanError(image.payload_offset,
-                      std::string("zstd payload does not decompress: ") + ZSTD_getErrorName(produced));
+      throw ScanError(image.payload_offset, std::string("zstd payload does not decompress: ") +
+                                                ZSTD_getErrorName(produced));
     }
     if (produced != out.size()) {
-      throw ScanError(image.payload_offset, "zstd payload decompressed to " + std::to_string(produced) +
-                                                " bytes, the header says " + std::to_string(out.size()));
+      throw ScanError(image.payload_offset,
+                      "zstd payload decompressed to " + std::to_string(produced) +
+                          " bytes, the header says " + std::to_string(out.size()));
     }
   } else {
     if (compressed.size() > static_cast<uint64_t>(LZ4_MAX_INPUT_SIZE)) {
       throw ScanError(image.payload_offset, "LZ4 payload is larger than LZ4 allows");
     }
-    const int produced = LZ4_decompress_safe(reinterpret_cast<const char*>(compressed.data()),
-                                             reinterpret_cast<char*>(out.data()), static_cast<int>(compressed.size()),
-                                             static_cast<int>(out.size()));
+    const int produced = LZ4_decompress_safe(
+        reinterpret_cast<const char*>(compressed.data()), reinterpret_cast<char*>(out.data()),
+        static_cast<int>(compressed.size()), static_cast<int>(out.size()));
     if (produced < 0 || static_cast<uint64_t>(produced) != out.size()) {
-      throw ScanError(image.payload_offset, "LZ4 payload does not decompress to the " + std::to_string(out.size()) +
+      throw ScanError(image.payload_offset, "LZ4 payload does not decompress to the " +
+                                                std::to_string(out.size()) +
                                                 " bytes its header says");
     }
   }
@@ -139,7 +146,7 @@ std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image)
 }
 
 void inspect_payload(const ByteReader& file, Image& image) {
-  image.payload.emplace();
+  image.payload = std::make_shared<PayloadInfo>();
   if (image.kind != ImageKind::ptx && image.kind != ImageKind::sass) return;  // LTO-IR is opaque
   try {
     const std::vector<std::byte> bytes = payload_bytes(file, image);

@@ -6,7 +6,9 @@ namespace archfit::binary {
 
 namespace {
 
-bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f'; }
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\r' || c == '\n' || c == '\v' || c == '\f';
+}
 
 // Skips whitespace and // and /* */ comments.
 size_t skip_trivia(std::string_view text, size_t at) {

@@ -12,7 +12,10 @@ json payload_json(const PayloadInfo& info) {
   json out = json::object();
   if (info.ptx_version) out["ptx_version"] = info.ptx_version->to_string();
   if (!info.ptx_target.empty()) out["ptx_target"] = info.ptx_target;
-  if (info.cubin_elf_type) out["elf_type"] = *info.cubin_elf_type == 1 ? "rel" : *info.cubin_elf_type == 2 ? "exec" : "other";
+  if (info.cubin_elf_type)
+    out["elf_type"] = *info.cubin_elf_type == 1   ? "rel"
+                      : *info.cubin_elf_type == 2 ? "exec"
+                                                  : "other";
   if (info.cubin_abi_version) out["abi_version"] = *info.cubin_abi_version;
   if (info.cubin_sm) out["sm"] = *info.cubin_sm;
   if (info.cubin_e_flags) out["e_flags"] = hex(*info.cubin_e_flags);
@@ -34,7 +37,8 @@ json to_json(const Image& image) {
       {"variant", to_string(image.variant)},
       {"arch", image.arch_name()},
       {"ptx_isa", image.kind == ImageKind::ptx ? json(image.ptx_isa.to_string()) : json(nullptr)},
-      {"elf_abi", image.kind == ImageKind::sass && image.elf_abi ? json(image.elf_abi) : json(nullptr)},
+      {"elf_abi",
+       image.kind == ImageKind::sass && image.elf_abi ? json(image.elf_abi) : json(nullptr)},
       {"compression", to_string(image.compression)},
       {"size", image.size},
       {"compressed_size", image.compressed_size},

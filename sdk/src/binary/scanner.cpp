@@ -7,8 +7,8 @@
 #include "cubin.hpp"
 #include "elf.hpp"
 #include "fatbin.hpp"
-#include "payload.hpp"
 #include "parallel.hpp"
+#include "payload.hpp"
 #include "ptx.hpp"
 
 namespace archfit::binary {
@@ -23,10 +23,21 @@ constexpr uint64_t kPtxSniffBytes = 64 * 1024;
 // container, is ever placed in them. Skipping them saves about 8% of the
 // bytes searched in the CUDA 13 libraries (.eh_frame alone is 35 MB).
 bool toolchain_section(std::string_view name) {
-  static constexpr std::string_view kNames[] = {
-      ".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".init_array", ".fini_array", ".preinit_array",
-      ".got", ".got.plt", ".dynamic", ".tm_clone_table", ".nvFatBinSegment", ".interp", ".note.gnu.build-id",
-      ".note.ABI-tag", ".note.gnu.property"};
+  static constexpr std::string_view kNames[] = {".eh_frame",
+                                                ".eh_frame_hdr",
+                                                ".gcc_except_table",
+                                                ".init_array",
+                                                ".fini_array",
+                                                ".preinit_array",
+                                                ".got",
+                                                ".got.plt",
+                                                ".dynamic",
+                                                ".tm_clone_table",
+                                                ".nvFatBinSegment",
+                                                ".interp",
+                                                ".note.gnu.build-id",
+                                                ".note.ABI-tag",
+                                                ".note.gnu.property"};
   return std::find(std::begin(kNames), std::end(kNames), name) != std::end(kNames);
 }
 
@@ -39,14 +50,15 @@ struct Region {
   RegionSource source;
 };
 
-void add_region(std::vector<Region>& plan, uint64_t begin, uint64_t end, RegionLayout layout, RegionSource source,
-                unsigned threads) {
+void add_region(std::vector<Region>& plan, uint64_t begin, uint64_t end, RegionLayout layout,
+                RegionSource source, unsigned threads) {
   // Packed regions are walked header to header, which is fast; only embedded
   // ones are read byte by byte and are worth splitting.
   const uint64_t size = end - begin;
-  const uint64_t chunk = layout == RegionLayout::embedded && threads > 1
-                             ? std::max<uint64_t>(kMinChunk, (size / (threads * 4) + 63) & ~uint64_t{63})
-                             : size;
+  const uint64_t chunk =
+      layout == RegionLayout::embedded && threads > 1
+          ? std::max<uint64_t>(kMinChunk, (size / (threads * 4) + 63) & ~uint64_t{63})
+          : size;
   for (uint64_t at = begin; at < end; at += chunk) {
     plan.push_back({at, end, std::min(end, at + chunk), layout, source});
   }
@@ -55,7 +67,8 @@ void add_region(std::vector<Region>& plan, uint64_t begin, uint64_t end, RegionL
 // Merges the chunks of each section in file order. A chunk's search may start
 // inside a container that the section's earlier chunk read; what it finds
 // there is payload, not a container, and is dropped.
-void merge_regions(const std::vector<Region>& plan, std::vector<RegionScan>& parts, FileScan& scan) {
+void merge_regions(const std::vector<Region>& plan, std::vector<RegionScan>& parts,
+                   FileScan& scan) {
   size_t images = scan.images.size();
   for (const auto& part : parts) images += part.images.size();
   scan.images.reserve(images);
@@ -69,11 +82,13 @@ void merge_regions(const std::vector<Region>& plan, std::vector<RegionScan>& par
     size_t image = 0;
     for (const auto& container : part.containers) {
       const size_t first = image;
-      while (image < part.images.size() && part.images[image].container_offset == container.begin) ++image;
+      while (image < part.images.size() && part.images[image].container_offset == container.begin)
+        ++image;
       if (container.begin < covered_until) continue;
       covered_until = container.end;
       ++scan.containers;
-      std::move(part.images.begin() + first, part.images.begin() + image, std::back_inserter(scan.images));
+      std::move(part.images.begin() + first, part.images.begin() + image,
+                std::back_inserter(scan.images));
     }
     for (auto& problem : part.problems) {
       if (problem.offset >= covered_by_earlier_chunks) scan.problems.push_back(std::move(problem));
@@ -81,8 +96,8 @@ void merge_regions(const std::vector<Region>& plan, std::vector<RegionScan>& par
   }
 }
 
-void scan_regions(const ByteReader& bytes, const std::vector<Region>& plan, const ScanOptions& options,
-                  FileScan& scan) {
+void scan_regions(const ByteReader& bytes, const std::vector<Region>& plan,
+                  const ScanOptions& options, FileScan& scan) {
   std::vector<RegionScan> parts(plan.size());
   parallel_for(plan.size(), options.threads, [&](size_t i) {
     const Region& r = plan[i];
@@ -106,7 +121,8 @@ void scan_host_elf(const ByteReader& bytes, const ScanOptions& options, FileScan
     if (section.name == ".nv_fatbin") {
       add_region(plan, section.offset, end, RegionLayout::packed, {section.name}, threads);
     } else if (section.name == "__nv_relfatbin") {
-      add_region(plan, section.offset, end, RegionLayout::packed, {section.name, /*relocatable=*/true}, threads);
+      add_region(plan, section.offset, end, RegionLayout::packed,
+                 {section.name, /*relocatable=*/true}, threads);
     } else if (section.type == elf::kSectionProgbits && (section.flags & elf::kFlagAlloc) &&
                !(section.flags & elf::kFlagExec) && !toolchain_section(section.name)) {
       // NVIDIA's libraries keep containers in .ldata, .cask_resource, .rodata, …
@@ -129,7 +145,7 @@ void scan_cubin(const ByteReader& bytes, FileScan& scan) {
   image.relocatable = cubin.elf_type == elf::kTypeRelocatable;
   image.debug = cubin.debug;  // no entry flags here: the cubin's own sections say it
   image.section = "(file)";
-  image.payload.emplace();
+  image.payload = std::make_shared<PayloadInfo>();
   image.payload->cubin_elf_type = cubin.elf_type;
   image.payload->cubin_abi_version = cubin.abi_version;
   image.payload->cubin_sm = cubin.sm;
@@ -153,7 +169,7 @@ bool scan_ptx(const ByteReader& bytes, FileScan& scan) {
   image.entry_version = header->version;
   image.size = bytes.size();
   image.section = "(file)";
-  image.payload.emplace();
+  image.payload = std::make_shared<PayloadInfo>();
   image.payload->ptx_version = header->version;
   image.payload->ptx_target = header->target;
   scan.images.push_back(std::move(image));
@@ -170,7 +186,8 @@ FileScan scan_bytes(std::span<const std::byte> span, std::string path, const Sca
   try {
     switch (classify_elf(bytes)) {
       case ElfClass::elf64_le: {
-        const bool is_cubin = bytes.contains(18, 2) && bytes.u16(18, "e_machine") == elf::kMachineCuda;
+        const bool is_cubin =
+            bytes.contains(18, 2) && bytes.u16(18, "e_machine") == elf::kMachineCuda;
         scan.format = is_cubin ? FileFormat::cubin : FileFormat::elf;
         if (is_cubin) {
           scan_cubin(bytes, scan);
@@ -185,7 +202,8 @@ FileScan scan_bytes(std::span<const std::byte> span, std::string path, const Sca
       case ElfClass::not_elf:
         if (bytes.contains(0, 4) && bytes.u32(0, "magic") == fatbin::kContainerMagic) {
           scan.format = FileFormat::fatbin;
-          scan_regions(bytes, {{0, bytes.size(), bytes.size(), RegionLayout::packed, {"(fatbin)"}}}, options, scan);
+          scan_regions(bytes, {{0, bytes.size(), bytes.size(), RegionLayout::packed, {"(fatbin)"}}},
+                       options, scan);
         } else if (scan_ptx(bytes, scan)) {
           scan.format = FileFormat::ptx;
         }

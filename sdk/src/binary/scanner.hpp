@@ -16,6 +16,7 @@ struct ScanOptions {
   unsigned threads = 1;
 };
 
-FileScan scan_bytes(std::span<const std::byte> bytes, std::string path, const ScanOptions& options = {});
+FileScan scan_bytes(std::span<const std::byte> bytes, std::string path,
+                    const ScanOptions& options = {});
 
 }  // namespace archfit::binary

@@ -11,9 +11,15 @@ ScanSummary summarize(const FileScan& scan) {
         ++summary.sass[key];
         ++summary.elf_abi[image.elf_abi];
         break;
-      case ImageKind::ptx: summary.ptx[key].insert(image.ptx_isa.to_string()); break;
-      case ImageKind::lto: ++summary.lto[key]; break;
-      case ImageKind::unknown: ++summary.unknown_kind; break;
+      case ImageKind::ptx:
+        summary.ptx[key].insert(image.ptx_isa.to_string());
+        break;
+      case ImageKind::lto:
+        ++summary.lto[key];
+        break;
+      case ImageKind::unknown:
+        ++summary.unknown_kind;
+        break;
     }
     summary.relocatable += image.relocatable;
     summary.debug += image.debug;

@@ -17,15 +17,15 @@ struct ArchKey {
 };
 
 struct ScanSummary {
-  std::map<ArchKey, uint64_t> sass;                   // arch → images
-  std::map<ArchKey, std::set<std::string>> ptx;       // arch → PTX ISA versions
+  std::map<ArchKey, uint64_t> sass;              // arch → images
+  std::map<ArchKey, std::set<std::string>> ptx;  // arch → PTX ISA versions
   std::map<ArchKey, uint64_t> lto;
   uint64_t unknown_kind = 0;
   uint64_t relocatable = 0;
   uint64_t debug = 0;
-  std::map<uint8_t, uint64_t> elf_abi;                // 1/2 → SASS images
-  std::map<Compression, uint64_t> compression;        // → images
-  std::map<std::string, uint64_t> section_images;     // section → images
+  std::map<uint8_t, uint64_t> elf_abi;             // 1/2 → SASS images
+  std::map<Compression, uint64_t> compression;     // → images
+  std::map<std::string, uint64_t> section_images;  // section → images
   uint64_t images = 0;
 };
 

@@ -28,6 +28,7 @@ struct FileList {
 };
 FileList list_files(const std::vector<std::filesystem::path>& paths);
 
-TreeScan scan_tree(const std::vector<std::filesystem::path>& paths, const TreeScanOptions& options = {});
+TreeScan scan_tree(const std::vector<std::filesystem::path>& paths,
+                   const TreeScanOptions& options = {});
 
 }  // namespace archfit::binary

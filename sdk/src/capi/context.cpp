@@ -7,7 +7,8 @@ using archfit::capi::guarded;
 
 extern "C" {
 
-archfit_status archfit_context_create(const archfit_context_options* options, archfit_context** out_context) noexcept {
+archfit_status archfit_context_create(const archfit_context_options* options,
+                                      archfit_context** out_context) noexcept {
   return guarded(__func__, [&] {
     archfit::capi::require_argument(out_context, "out_context");
     const auto settings = archfit::capi::read_options(options, "archfit_context_options");

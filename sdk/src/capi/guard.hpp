@@ -51,7 +51,8 @@ archfit_status guarded(const char* function, Body&& body) noexcept {
 
 template <typename T>
 void require_argument(const T* pointer, const char* name) {
-  if (pointer == nullptr) throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL"};
+  if (pointer == nullptr)
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, std::string(name) + " is NULL"};
 }
 
 // Input structs: NULL means defaults; a known struct_size prefix is read, and a
@@ -63,16 +64,17 @@ T read_options(const T* given, const char* name) {
   options.struct_size = sizeof(T);
   if (given == nullptr) return options;
   if (given->struct_size < sizeof(uint32_t) * 2 || given->struct_size > sizeof(T) + 1024) {
-    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
-                   std::string(name) + "->struct_size is " + std::to_string(given->struct_size) +
-                       "; set it to sizeof(" + name + ")"};
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, std::string(name) + "->struct_size is " +
+                                                       std::to_string(given->struct_size) +
+                                                       "; set it to sizeof(" + name + ")"};
   }
   const size_t known = given->struct_size < sizeof(T) ? given->struct_size : sizeof(T);
   const auto* bytes = reinterpret_cast<const unsigned char*>(given);
   for (size_t i = sizeof(T); i < given->struct_size; ++i) {
     if (bytes[i] != 0) {
-      throw ApiError{ARCHFIT_ERROR_UNSUPPORTED, std::string(name) + " sets fields newer than this library (" +
-                                                     archfit_version_string() + ") knows"};
+      throw ApiError{ARCHFIT_ERROR_UNSUPPORTED, std::string(name) +
+                                                    " sets fields newer than this library (" +
+                                                    archfit_version_string() + ") knows"};
     }
   }
   std::memcpy(&options, given, known);

@@ -14,10 +14,12 @@ namespace binary = archfit::binary;
 
 namespace {
 
-binary::ScanOptions scan_options(const archfit_context& context, const archfit_scan_options* given) {
+binary::ScanOptions scan_options(const archfit_context& context,
+                                 const archfit_scan_options* given) {
   const auto options = archfit::capi::read_options(given, "archfit_scan_options");
   if (options.flags & ~uint32_t{ARCHFIT_SCAN_DEEP}) {
-    throw ApiError{ARCHFIT_ERROR_UNSUPPORTED, "unknown archfit_scan_flags bits " + binary::hex(options.flags)};
+    throw ApiError{ARCHFIT_ERROR_UNSUPPORTED,
+                   "unknown archfit_scan_flags bits " + binary::hex(options.flags)};
   }
   return {.deep = (options.flags & ARCHFIT_SCAN_DEEP) != 0,
           .threads = context.threads ? context.threads : binary::default_threads()};
@@ -31,39 +33,54 @@ void publish(binary::FileScan result, archfit_scan** out_scan) {
 
 archfit_image_kind kind_of(binary::ImageKind kind) {
   switch (kind) {
-    case binary::ImageKind::sass: return ARCHFIT_IMAGE_SASS;
-    case binary::ImageKind::ptx: return ARCHFIT_IMAGE_PTX;
-    case binary::ImageKind::lto: return ARCHFIT_IMAGE_LTO;
-    case binary::ImageKind::unknown: break;
+    case binary::ImageKind::sass:
+      return ARCHFIT_IMAGE_SASS;
+    case binary::ImageKind::ptx:
+      return ARCHFIT_IMAGE_PTX;
+    case binary::ImageKind::lto:
+      return ARCHFIT_IMAGE_LTO;
+    case binary::ImageKind::unknown:
+      break;
   }
   return ARCHFIT_IMAGE_UNKNOWN;
 }
 
 archfit_variant variant_of(binary::Variant variant) {
   switch (variant) {
-    case binary::Variant::arch_specific: return ARCHFIT_VARIANT_ARCH_SPECIFIC;
-    case binary::Variant::family_specific: return ARCHFIT_VARIANT_FAMILY_SPECIFIC;
-    case binary::Variant::plain: break;
+    case binary::Variant::arch_specific:
+      return ARCHFIT_VARIANT_ARCH_SPECIFIC;
+    case binary::Variant::family_specific:
+      return ARCHFIT_VARIANT_FAMILY_SPECIFIC;
+    case binary::Variant::plain:
+      break;
   }
   return ARCHFIT_VARIANT_PLAIN;
 }
 
 archfit_compression compression_of(binary::Compression compression) {
   switch (compression) {
-    case binary::Compression::lz4: return ARCHFIT_COMPRESSION_LZ4;
-    case binary::Compression::zstd: return ARCHFIT_COMPRESSION_ZSTD;
-    case binary::Compression::none: break;
+    case binary::Compression::lz4:
+      return ARCHFIT_COMPRESSION_LZ4;
+    case binary::Compression::zstd:
+      return ARCHFIT_COMPRESSION_ZSTD;
+    case binary::Compression::none:
+      break;
   }
   return ARCHFIT_COMPRESSION_NONE;
 }
 
 archfit_file_format format_of(binary::FileFormat format) {
   switch (format) {
-    case binary::FileFormat::elf: return ARCHFIT_FORMAT_ELF;
-    case binary::FileFormat::cubin: return ARCHFIT_FORMAT_CUBIN;
-    case binary::FileFormat::fatbin: return ARCHFIT_FORMAT_FATBIN;
-    case binary::FileFormat::ptx: return ARCHFIT_FORMAT_PTX;
-    case binary::FileFormat::other: break;
+    case binary::FileFormat::elf:
+      return ARCHFIT_FORMAT_ELF;
+    case binary::FileFormat::cubin:
+      return ARCHFIT_FORMAT_CUBIN;
+    case binary::FileFormat::fatbin:
+      return ARCHFIT_FORMAT_FATBIN;
+    case binary::FileFormat::ptx:
+      return ARCHFIT_FORMAT_PTX;
+    case binary::FileFormat::other:
+      break;
   }
   return ARCHFIT_FORMAT_OTHER;
 }
@@ -72,7 +89,8 @@ archfit_file_format format_of(binary::FileFormat format) {
 
 extern "C" {
 
-archfit_status archfit_scan_file(archfit_context* context, const char* path, const archfit_scan_options* options,
+archfit_status archfit_scan_file(archfit_context* context, const char* path,
+                                 const archfit_scan_options* options,
                                  archfit_scan** out_scan) noexcept {
   return guarded(__func__, [&] {
     require_argument(context, "context");
@@ -80,19 +98,23 @@ archfit_status archfit_scan_file(archfit_context* context, const char* path, con
     require_argument(out_scan, "out_scan");
     binary::FileScan result = binary::scan_file(path, scan_options(*context, options));
     // Only an unreadable file fails the call; a malformed one is a result.
-    if (result.unreadable) throw ApiError{ARCHFIT_ERROR_IO, std::string(path) + ": " + result.problems.front().message};
+    if (result.unreadable)
+      throw ApiError{ARCHFIT_ERROR_IO, std::string(path) + ": " + result.problems.front().message};
     publish(std::move(result), out_scan);
   });
 }
 
-archfit_status archfit_scan_buffer(archfit_context* context, const void* data, size_t size, const char* name,
-                                   const archfit_scan_options* options, archfit_scan** out_scan) noexcept {
+archfit_status archfit_scan_buffer(archfit_context* context, const void* data, size_t size,
+                                   const char* name, const archfit_scan_options* options,
+                                   archfit_scan** out_scan) noexcept {
   return guarded(__func__, [&] {
     require_argument(context, "context");
     require_argument(out_scan, "out_scan");
-    if (data == nullptr && size != 0) throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "data is NULL but size is not 0"};
+    if (data == nullptr && size != 0)
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "data is NULL but size is not 0"};
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), data ? size : 0);
-    publish(binary::scan_bytes(bytes, name ? name : "(buffer)", scan_options(*context, options)), out_scan);
+    publish(binary::scan_bytes(bytes, name ? name : "(buffer)", scan_options(*context, options)),
+            out_scan);
   });
 }
 
@@ -102,26 +124,33 @@ archfit_file_format archfit_scan_format(const archfit_scan* scan) noexcept {
   return scan ? format_of(scan->result.format) : ARCHFIT_FORMAT_OTHER;
 }
 
-size_t archfit_scan_image_count(const archfit_scan* scan) noexcept { return scan ? scan->result.images.size() : 0; }
+size_t archfit_scan_image_count(const archfit_scan* scan) noexcept {
+  return scan ? scan->result.images.size() : 0;
+}
 
 const char* archfit_scan_error(const archfit_scan* scan) noexcept {
   if (!scan || scan->result.problems.empty()) return nullptr;
   return scan->result.problems.front().message.c_str();
 }
 
-size_t archfit_scan_error_count(const archfit_scan* scan) noexcept { return scan ? scan->result.problems.size() : 0; }
+size_t archfit_scan_error_count(const archfit_scan* scan) noexcept {
+  return scan ? scan->result.problems.size() : 0;
+}
 
-archfit_status archfit_scan_image(const archfit_scan* scan, size_t index, archfit_image_info* out) noexcept {
+archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
+                                  archfit_image_info* out) noexcept {
   return guarded(__func__, [&] {
     require_argument(scan, "scan");
     require_argument(out, "out");
     if (out->struct_size < sizeof(archfit_image_info)) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "out->struct_size is " + std::to_string(out->struct_size) +
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "out->struct_size is " +
+                                                         std::to_string(out->struct_size) +
                                                          "; set it to sizeof(archfit_image_info)"};
     }
     if (index >= scan->result.images.size()) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "image index " + std::to_string(index) + " is out of range (" +
-                                                         std::to_string(scan->result.images.size()) + " images)"};
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                     "image index " + std::to_string(index) + " is out of range (" +
+                         std::to_string(scan->result.images.size()) + " images)"};
     }
     const binary::Image& image = scan->result.images[index];
     archfit_image_info info{};
@@ -149,7 +178,10 @@ archfit_status archfit_scan_json(const archfit_scan* scan, const char** out_json
   return guarded(__func__, [&] {
     require_argument(scan, "scan");
     require_argument(out_json, "out_json");
-    std::call_once(scan->json_once, [&] { scan->json = binary::scan_document({scan->result}).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); });
+    std::call_once(scan->json_once, [&] {
+      scan->json = binary::scan_document({scan->result})
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    });
     *out_json = scan->json.c_str();
   });
 }

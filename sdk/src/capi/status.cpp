@@ -26,12 +26,18 @@ extern "C" {
 
 const char* archfit_status_string(archfit_status status) noexcept {
   switch (status) {
-    case ARCHFIT_OK: return "ok";
-    case ARCHFIT_ERROR_INVALID_ARGUMENT: return "invalid argument";
-    case ARCHFIT_ERROR_IO: return "input/output error";
-    case ARCHFIT_ERROR_OUT_OF_MEMORY: return "out of memory";
-    case ARCHFIT_ERROR_UNSUPPORTED: return "unsupported";
-    case ARCHFIT_ERROR_INTERNAL: return "internal error";
+    case ARCHFIT_OK:
+      return "ok";
+    case ARCHFIT_ERROR_INVALID_ARGUMENT:
+      return "invalid argument";
+    case ARCHFIT_ERROR_IO:
+      return "input/output error";
+    case ARCHFIT_ERROR_OUT_OF_MEMORY:
+      return "out of memory";
+    case ARCHFIT_ERROR_UNSUPPORTED:
+      return "unsupported";
+    case ARCHFIT_ERROR_INTERNAL:
+      return "internal error";
   }
   return "unknown status";
 }
