@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <string>
@@ -147,6 +148,31 @@ class MedianRecorder : public benchmark::ConsoleReporter {
 
 }  // namespace
 
+// cat and the scan, alternated pass by pass, so that a machine whose speed
+// drifts (a shared VM) slows both alike; the figure is the median ratio.
+void print_paired_ratio(int pairs) {
+  std::vector<double> ratios, scans, cats;
+  for (int i = 0; i < pairs; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run_cat(g_files);
+    const auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(count_images(scan_tree({g_dir})));
+    const auto t2 = std::chrono::steady_clock::now();
+    cats.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    scans.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    ratios.push_back(scans.back() / cats.back());
+  }
+  auto median = [](std::vector<double> v) {
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+  };
+  const auto [low, high] = std::minmax_element(ratios.begin(), ratios.end());
+  std::printf(
+      "paired warm passes (%d): cat median %.1f ms, scan median %.1f ms; scan/cat median %.3f (min "
+      "%.3f, max %.3f)\n",
+      pairs, median(cats), median(scans), median(ratios), *low, *high);
+}
+
 int main(int argc, char** argv) {
   benchmark::Initialize(&argc, argv);
   g_dir = argc > 1 ? fs::path(argv[1]) : fs::path(ARCHFIT_CUDA_LIB_DIR);
@@ -187,6 +213,7 @@ int main(int argc, char** argv) {
 
   MedianRecorder reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
+  print_paired_ratio(15);
   read_every_byte(g_files);  // leave the cache warm, as we found it
 
   auto ratio = [&](const char* scan, const char* cat) {
