@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 
 #include "binary/summary.hpp"
 
@@ -31,26 +32,32 @@ struct Style {
   std::string dim(const std::string& s) const { return color ? "\033[2m" + s + "\033[0m" : s; }
 };
 
-void print_counts_line(std::ostream& out, const char* label, const std::string& body) {
+void print_counts_line(std::ostream& out, std::string_view label, const std::string& body) {
   out << "  " << label;
-  for (size_t pad = std::char_traits<char>::length(label); pad < 12; ++pad) out << ' ';
+  for (size_t pad = label.size(); pad < 14; ++pad) out << ' ';
   out << body << '\n';
+}
+
+// "SASS 5832": the kind and how many images of it the file holds.
+std::string kind_label(const ScanSummary& s, binary::ImageKind kind, const char* name) {
+  const auto it = s.kind_images.find(kind);
+  return std::string(name) + " " + std::to_string(it == s.kind_images.end() ? 0 : it->second);
 }
 
 void print_summary(std::ostream& out, const ScanSummary& s) {
   std::string line;
   for (const auto& [key, n] : s.sass) line += binary::arch_label("sm_", key) + " ";
-  if (!line.empty()) print_counts_line(out, "SASS", line);
+  if (!line.empty()) print_counts_line(out, kind_label(s, binary::ImageKind::sass, "SASS"), line);
   line.clear();
   for (const auto& [key, isas] : s.ptx) {
     line += binary::arch_label("compute_", key) + " (ISA";
     for (const auto& isa : isas) line += " " + isa;
     line += ") ";
   }
-  if (!line.empty()) print_counts_line(out, "PTX", line);
+  if (!line.empty()) print_counts_line(out, kind_label(s, binary::ImageKind::ptx, "PTX"), line);
   line.clear();
   for (const auto& [key, n] : s.lto) line += binary::arch_label("lto_", key) + " ";
-  if (!line.empty()) print_counts_line(out, "LTO-IR", line);
+  if (!line.empty()) print_counts_line(out, kind_label(s, binary::ImageKind::lto, "LTO-IR"), line);
   line.clear();
   for (const auto& [abi, n] : s.elf_abi) {
     line += abi ? "V" : "unknown";  // piece by piece: GCC 12 -Wrestrict false positive (PR 105651)

@@ -6,6 +6,7 @@ ScanSummary summarize(const FileScan& scan) {
   ScanSummary summary;
   for (const Image& image : scan.images) {
     const ArchKey key{image.sm, image.variant};
+    ++summary.kind_images[image.kind];
     switch (image.kind) {
       case ImageKind::sass:
         ++summary.sass[key];
@@ -34,6 +35,7 @@ void merge_into(ScanSummary& total, const ScanSummary& part) {
   for (const auto& [key, n] : part.sass) total.sass[key] += n;
   for (const auto& [key, isas] : part.ptx) total.ptx[key].insert(isas.begin(), isas.end());
   for (const auto& [key, n] : part.lto) total.lto[key] += n;
+  for (const auto& [kind, n] : part.kind_images) total.kind_images[kind] += n;
   total.unknown_kind += part.unknown_kind;
   total.relocatable += part.relocatable;
   total.debug += part.debug;
