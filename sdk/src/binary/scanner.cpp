@@ -98,6 +98,22 @@ void merge_regions(const std::vector<Region>& plan, std::vector<RegionScan>& par
 
 void scan_regions(const ByteReader& bytes, const std::vector<Region>& plan,
                   const ScanOptions& options, FileScan& scan) {
+  if (options.threads <= 1) {
+    // One thread: every section is one chunk, so there is nothing to merge.
+    // Scanning all of them into one list spares a copy of tens of thousands
+    // of images (a fifth of the time for libcufft's 23,984).
+    RegionScan all;
+    for (const Region& r : plan)
+      scan_region(bytes, r.begin, r.end, r.layout, r.source, all, r.start_limit);
+    scan.containers += all.containers.size();
+    if (scan.images.empty()) {
+      scan.images = std::move(all.images);
+    } else {
+      std::move(all.images.begin(), all.images.end(), std::back_inserter(scan.images));
+    }
+    std::move(all.problems.begin(), all.problems.end(), std::back_inserter(scan.problems));
+    return;
+  }
   std::vector<RegionScan> parts(plan.size());
   parallel_for(plan.size(), options.threads, [&](size_t i) {
     const Region& r = plan[i];
