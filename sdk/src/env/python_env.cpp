@@ -1,0 +1,199 @@
+#include "python_env.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <system_error>
+
+namespace archfit::env {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// METADATA and RECORD of one distribution are a few hundred KB at most;
+// anything far larger is not what it claims to be.
+constexpr std::uintmax_t kMaxMetadataBytes = 16u << 20;
+
+std::optional<std::string> read_small_file(const fs::path& path,
+                                           std::vector<EnvProblem>& problems) {
+  std::error_code error;
+  const auto size = fs::file_size(path, error);
+  if (error) {
+    problems.push_back({path, "cannot read " + path.string() + ": " + error.message()});
+    return std::nullopt;
+  }
+  if (size > kMaxMetadataBytes) {
+    problems.push_back({path, path.string() + " is " + std::to_string(size) +
+                                  " bytes; not read (limit " + std::to_string(kMaxMetadataBytes) +
+                                  ")"});
+    return std::nullopt;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    problems.push_back({path, "cannot open " + path.string()});
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// "Name: xformers" → "xformers"; only the header block before the first blank line.
+std::string metadata_field(const std::string& metadata, std::string_view field) {
+  std::istringstream lines(metadata);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) break;  // the description body follows
+    if (line.size() > field.size() + 1 && line.compare(0, field.size(), field) == 0 &&
+        line[field.size()] == ':') {
+      const auto value = line.find_first_not_of(' ', field.size() + 1);
+      return value == std::string::npos ? std::string() : line.substr(value);
+    }
+  }
+  return {};
+}
+
+// "xformers-0.0.28.post1.dist-info" → {"xformers", "0.0.28.post1"}: the wheel
+// spec escapes '-' in both parts, so the first '-' separates them.
+std::pair<std::string, std::string> split_dist_info_name(const std::string& directory) {
+  const std::string stem = directory.substr(0, directory.size() - std::string(".dist-info").size());
+  const auto dash = stem.find('-');
+  if (dash == std::string::npos) return {stem, ""};
+  return {stem.substr(0, dash), stem.substr(dash + 1)};
+}
+
+void read_distribution(const fs::path& dist_info, const fs::path& root, SitePackages& site) {
+  Distribution dist;
+  dist.dist_info = dist_info;
+  auto [name, version] = split_dist_info_name(dist_info.filename().string());
+  if (auto metadata = read_small_file(dist_info / "METADATA", site.problems)) {
+    const std::string meta_name = metadata_field(*metadata, "Name");
+    const std::string meta_version = metadata_field(*metadata, "Version");
+    if (meta_name.empty() || meta_version.empty()) {
+      site.problems.push_back(
+          {dist_info / "METADATA", (dist_info / "METADATA").string() +
+                                       " has no Name or Version header; using the folder name"});
+    }
+    if (!meta_name.empty()) name = meta_name;
+    if (!meta_version.empty()) version = meta_version;
+  }
+  dist.name = name;
+  dist.version = version;
+  if (auto record = read_small_file(dist_info / "RECORD", site.problems)) {
+    std::istringstream lines(*record);
+    size_t line_number = 0;
+    for (std::string line; std::getline(lines, line);) {
+      ++line_number;
+      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (line.empty()) continue;
+      const auto fields = parse_csv_line(line);
+      if (fields.empty() || fields[0].empty()) {
+        site.problems.push_back({dist_info / "RECORD", (dist_info / "RECORD").string() + ":" +
+                                                           std::to_string(line_number) +
+                                                           ": no path in this line"});
+        continue;
+      }
+      // Paths are relative to site-packages ("../../bin/x" for scripts).
+      dist.files.push_back((root / fs::path(fields[0])).lexically_normal());
+    }
+  }
+  site.distributions.push_back(std::move(dist));
+}
+
+}  // namespace
+
+std::vector<std::string> parse_csv_line(const std::string& line) {
+  std::vector<std::string> fields(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        fields.back() += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        fields.back() += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.emplace_back();
+    } else {
+      fields.back() += c;
+    }
+  }
+  return fields;
+}
+
+std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
+  // Assignments as torch's build writes them: `__version__ = '2.5.1+cu124'`,
+  // `cuda: Optional[str] = '12.4'`, `hip: Optional[str] = None`.
+  static const std::regex assignment(
+      R"re(^\s*(__version__|cuda|hip)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|None)\s*$)re");
+  TorchBuild build;
+  bool have_version = false;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    std::smatch match;
+    if (!std::regex_match(line, match, assignment)) continue;
+    const std::string value = match[2].matched ? match[2].str() : match[3].str();
+    if (match[1] == "__version__") {
+      build.version = value;
+      have_version = !value.empty();
+    } else if (match[1] == "cuda") {
+      build.cuda = value;
+    } else {
+      build.hip = value;
+    }
+  }
+  if (!have_version) return std::nullopt;
+  return build;
+}
+
+const Distribution* SitePackages::owner_of(const fs::path& file) const {
+  const auto it = owners_.find(file.lexically_normal());
+  return it == owners_.end() ? nullptr : &distributions[it->second];
+}
+
+SitePackages read_site_packages(const fs::path& root) {
+  SitePackages site;
+  site.root = root;
+  std::error_code error;
+  std::vector<fs::path> dist_infos;
+  for (fs::directory_iterator it(root, error), end; !error && it != end; it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() > 10 && name.ends_with(".dist-info") && it->is_directory(error))
+      dist_infos.push_back(it->path());
+  }
+  if (error)
+    site.problems.push_back({root, "cannot list " + root.string() + ": " + error.message()});
+  std::sort(dist_infos.begin(), dist_infos.end());
+  for (const auto& dist_info : dist_infos) read_distribution(dist_info, root, site);
+  std::stable_sort(site.distributions.begin(), site.distributions.end(),
+                   [](const Distribution& a, const Distribution& b) { return a.name < b.name; });
+  // A file two RECORDs claim belongs to the first by name.
+  for (size_t i = 0; i < site.distributions.size(); ++i) {
+    for (const auto& file : site.distributions[i].files) site.owners_.emplace(file, i);
+  }
+
+  const fs::path version_py = root / "torch" / "version.py";
+  if (fs::exists(version_py, error)) {
+    if (auto text = read_small_file(version_py, site.problems)) {
+      site.torch = parse_torch_version_py(*text);
+      if (site.torch) {
+        site.torch->version_file = version_py;
+      } else {
+        site.problems.push_back(
+            {version_py, version_py.string() + " has no __version__ assignment"});
+      }
+    }
+  }
+  return site;
+}
+
+}  // namespace archfit::env

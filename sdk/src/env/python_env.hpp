@@ -1,0 +1,59 @@
+#pragma once
+// What a Python environment holds, read from disk without running Python:
+// the installed distributions (*.dist-info: METADATA for name and version,
+// RECORD for the files each one installed) and torch's version and CUDA tag
+// from torch/version.py, which is read, never imported.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace archfit::env {
+
+struct Distribution {
+  std::string name;     // as METADATA spells it: "xformers"
+  std::string version;  // "0.0.28.post1"
+  std::filesystem::path dist_info;
+  std::vector<std::filesystem::path> files;  // absolute, lexically normal
+};
+
+struct TorchBuild {
+  std::string version;  // "2.5.1+cu124"
+  std::string cuda;     // "12.4"; empty for a CPU or ROCm build
+  std::string hip;      // "6.2.41133"; empty unless ROCm
+  std::filesystem::path version_file;
+};
+
+// Something that could not be read, in a sentence naming the file.
+struct EnvProblem {
+  std::filesystem::path path;
+  std::string message;
+};
+
+struct SitePackages {
+  std::filesystem::path root;
+  std::vector<Distribution> distributions;  // sorted by name
+  std::optional<TorchBuild> torch;
+  std::vector<EnvProblem> problems;
+
+  // The distribution whose RECORD lists `file`, or nullptr.
+  const Distribution* owner_of(const std::filesystem::path& file) const;
+
+ private:
+  friend SitePackages read_site_packages(const std::filesystem::path& root);
+  std::map<std::filesystem::path, size_t> owners_;  // file → index in distributions
+};
+
+// Never throws for bad content: unreadable or malformed dist-info becomes a
+// problem and the rest of the directory is still read.
+SitePackages read_site_packages(const std::filesystem::path& root);
+
+// torch/version.py's __version__, cuda and hip assignments; nullopt when
+// the text has no __version__.
+std::optional<TorchBuild> parse_torch_version_py(const std::string& text);
+
+// The fields of one RECORD line (CSV: path,hash,size; fields may be quoted).
+std::vector<std::string> parse_csv_line(const std::string& line);
+
+}  // namespace archfit::env
