@@ -1,5 +1,6 @@
 #pragma once
 // What the scanner reports: device images and the files that hold them.
+#include <compare>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -26,7 +27,7 @@ struct Version {
   uint16_t major = 0;
   uint16_t minor = 0;
   std::string to_string() const;  // "9.0"
-  friend bool operator==(const Version&, const Version&) = default;
+  friend auto operator<=>(const Version&, const Version&) = default;
 };
 
 // What --deep finds inside a payload, and where it disagrees with the entry header.

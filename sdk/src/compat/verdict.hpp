@@ -1,0 +1,37 @@
+#pragma once
+// What archfit says about a binary, or a component made of binaries, on one
+// device. The names are fixed by the archfit.check/1 JSON document.
+#include <optional>
+#include <span>
+#include <string_view>
+
+namespace archfit::compat {
+
+enum class Verdict {
+  native,                  // a SASS image runs on the device
+  ptx_jit,                 // no SASS, but PTX the driver JIT-compiles: works, first run is slow
+  no_image,                // nothing here can run on the device
+  ptx_too_new_for_driver,  // PTX would run, but the driver does not know its ISA version
+  relocatable_only,        // only device-link inputs, which are never launched
+  no_device_code,          // no CUDA device code at all
+};
+
+std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …
+std::optional<Verdict> verdict_from_string(std::string_view name);
+
+// The code will fail on the device: no-image and ptx-too-new-for-driver.
+bool is_failure(Verdict verdict);
+// It works, but the user should hear about it: ptx-jit.
+bool is_warning(Verdict verdict);
+
+// Worst first: no-image, ptx-too-new-for-driver, ptx-jit, native,
+// relocatable-only, no-device-code. No image is worse than PTX too new for
+// the driver because a driver update fixes only the latter. Binaries that
+// launch nothing (no device code, only device-link inputs) rank last so
+// that they never drag a component down.
+int badness(Verdict verdict);  // larger is worse
+
+// A component's verdict: its worst binary's. No binaries: no-device-code.
+Verdict worst_of(std::span<const Verdict> verdicts);
+
+}  // namespace archfit::compat

@@ -1,0 +1,80 @@
+#include "compat/verdict.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace {
+
+using archfit::compat::badness;
+using archfit::compat::is_failure;
+using archfit::compat::is_warning;
+using archfit::compat::Verdict;
+using archfit::compat::worst_of;
+
+TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
+  // DESIGN.md, "archfit.check/1": these strings are a public contract.
+  const std::vector<std::pair<Verdict, std::string_view>> names = {
+      {Verdict::native, "native"},
+      {Verdict::ptx_jit, "ptx-jit"},
+      {Verdict::no_image, "no-image"},
+      {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver"},
+      {Verdict::relocatable_only, "relocatable-only"},
+      {Verdict::no_device_code, "no-device-code"},
+  };
+  for (const auto& [verdict, name] : names) {
+    EXPECT_EQ(archfit::compat::to_string(verdict), name);
+    EXPECT_EQ(archfit::compat::verdict_from_string(name), verdict);
+  }
+  EXPECT_FALSE(archfit::compat::verdict_from_string("ptx_jit"));
+  EXPECT_FALSE(archfit::compat::verdict_from_string("fits"));
+}
+
+TEST(CompatVerdict, NoImageAndPtxTooNewAreFailuresAndPtxJitWarns) {
+  EXPECT_TRUE(is_failure(Verdict::no_image));
+  EXPECT_TRUE(is_failure(Verdict::ptx_too_new_for_driver));
+  for (const Verdict verdict :
+       {Verdict::native, Verdict::ptx_jit, Verdict::relocatable_only, Verdict::no_device_code}) {
+    EXPECT_FALSE(is_failure(verdict)) << archfit::compat::to_string(verdict);
+  }
+  EXPECT_TRUE(is_warning(Verdict::ptx_jit));
+  EXPECT_FALSE(is_warning(Verdict::native));
+  EXPECT_FALSE(is_warning(Verdict::no_image));
+}
+
+TEST(CompatVerdict, RanksWorstFirstFromNoImageToNoDeviceCode) {
+  const std::vector<Verdict> worst_first = {
+      Verdict::no_image, Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,
+      Verdict::native,   Verdict::relocatable_only,       Verdict::no_device_code};
+  for (std::size_t i = 1; i < worst_first.size(); ++i) {
+    EXPECT_GT(badness(worst_first[i - 1]), badness(worst_first[i]))
+        << archfit::compat::to_string(worst_first[i - 1]) << " vs "
+        << archfit::compat::to_string(worst_first[i]);
+  }
+}
+
+TEST(CompatVerdict, ComponentTakesItsWorstBinarysVerdict) {
+  const std::vector<Verdict> warns = {Verdict::native, Verdict::ptx_jit, Verdict::native};
+  EXPECT_EQ(worst_of(warns), Verdict::ptx_jit);
+  // A driver update would fix the PTX binary but not the one with no image.
+  const std::vector<Verdict> fails = {Verdict::ptx_too_new_for_driver, Verdict::native,
+                                      Verdict::no_image};
+  EXPECT_EQ(worst_of(fails), Verdict::no_image);
+  const std::vector<Verdict> driver = {Verdict::ptx_jit, Verdict::ptx_too_new_for_driver};
+  EXPECT_EQ(worst_of(driver), Verdict::ptx_too_new_for_driver);
+}
+
+TEST(CompatVerdict, BinariesThatLaunchNothingDoNotDragAComponentDown) {
+  // A wheel's pure-host .so files and device-link libraries sit beside its kernels.
+  const std::vector<Verdict> mixed = {Verdict::no_device_code, Verdict::native,
+                                      Verdict::relocatable_only, Verdict::no_device_code};
+  EXPECT_EQ(worst_of(mixed), Verdict::native);
+  const std::vector<Verdict> launches_nothing = {Verdict::no_device_code,
+                                                 Verdict::relocatable_only};
+  EXPECT_EQ(worst_of(launches_nothing), Verdict::relocatable_only);
+  const std::vector<Verdict> host_only = {Verdict::no_device_code};
+  EXPECT_EQ(worst_of(host_only), Verdict::no_device_code);
+  EXPECT_EQ(worst_of({}), Verdict::no_device_code);
+}
+
+}  // namespace
