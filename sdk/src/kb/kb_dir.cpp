@@ -1,0 +1,76 @@
+// Finding the knowledge base on disk. The order is the one resolve_kb_dir
+// documents; sdk/data/kb/README.md says the same for users.
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <system_error>
+
+#include "knowledge_base.hpp"
+
+#ifndef ARCHFIT_KB_SOURCE_DIR
+#define ARCHFIT_KB_SOURCE_DIR ""
+#endif
+#ifndef ARCHFIT_KB_INSTALL_DIR
+#define ARCHFIT_KB_INSTALL_DIR ""
+#endif
+#ifndef ARCHFIT_KB_DATADIR
+#define ARCHFIT_KB_DATADIR "share"
+#endif
+
+namespace archfit::kb {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool has_kb(const fs::path& dir) {
+  std::error_code error;
+  return !dir.empty() && fs::is_regular_file(dir / "gpus.yaml", error);
+}
+
+// The directory of the file this code was loaded from: libarchfit.so, or
+// the executable it is linked into.
+fs::path running_module_dir() {
+  Dl_info info{};
+  static const int anchor = 0;
+  fs::path module;
+  if (dladdr(&anchor, &info) != 0 && info.dli_fname && fs::path(info.dli_fname).is_absolute()) {
+    module = info.dli_fname;
+  } else {
+    std::error_code error;
+    module = fs::read_symlink("/proc/self/exe", error);
+    if (error) return {};
+  }
+  return module.parent_path();
+}
+
+}  // namespace
+
+fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
+  if (explicit_dir) {
+    if (!has_kb(*explicit_dir)) {
+      throw KbError(explicit_dir->string() + ": not a knowledge-base directory (no gpus.yaml)");
+    }
+    return *explicit_dir;
+  }
+  if (const char* env = std::getenv("ARCHFIT_KB_DIR"); env && *env) {
+    if (!has_kb(env)) {
+      throw KbError(std::string("ARCHFIT_KB_DIR=") + env +
+                    ": not a knowledge-base directory (no gpus.yaml)");
+    }
+    return env;
+  }
+  // <prefix>/bin/archfit, <prefix>/lib/libarchfit.so and
+  // <prefix>/lib/<multiarch>/libarchfit.so all find <prefix>/share/archfit/kb.
+  const auto relative = fs::path(ARCHFIT_KB_DATADIR) / "archfit" / "kb";
+  if (const auto module_dir = running_module_dir(); !module_dir.empty()) {
+    for (const auto& prefix : {module_dir.parent_path(), module_dir.parent_path().parent_path()}) {
+      if (has_kb(prefix / relative)) return prefix / relative;
+    }
+  }
+  if (has_kb(ARCHFIT_KB_SOURCE_DIR)) return ARCHFIT_KB_SOURCE_DIR;
+  if (has_kb(ARCHFIT_KB_INSTALL_DIR)) return ARCHFIT_KB_INSTALL_DIR;
+  throw KbError(
+      "no knowledge base found: pass --kb DIR or set ARCHFIT_KB_DIR to a directory with gpus.yaml");
+}
+
+}  // namespace archfit::kb

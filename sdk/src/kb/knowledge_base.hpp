@@ -1,0 +1,194 @@
+#pragma once
+// The knowledge base: what archfit knows about GPUs, PTX and drivers, PyTorch
+// wheels and fix recipes, loaded from the YAML files under sdk/data/kb (see
+// README.md there), and the questions advice asks of it.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "kb_error.hpp"
+#include "types.hpp"
+
+namespace archfit::kb {
+
+enum class Confidence { quoted, inferred };
+
+// Where an entry came from. Every entry names a source; an inferred one also
+// says what it was inferred from.
+struct Provenance {
+  std::string source;
+  Confidence confidence = Confidence::quoted;
+  std::string basis;  // only for inferred entries
+  std::string file;   // the YAML file and line the entry was read from
+  int line = 0;
+};
+
+struct GpuEntry {
+  std::string name;  // "GeForce RTX 5090"
+  ComputeCapability cc;
+  std::vector<std::string> aliases;
+  std::string note;
+  Provenance provenance;
+};
+
+struct PtxIsaEntry {
+  PtxIsa isa;
+  std::string cuda;                         // the CUDA release that introduced it: "12.8"
+  std::optional<DriverVersion> min_driver;  // absent for a release that shipped no driver
+  std::string note;
+  Provenance provenance;
+};
+
+// CUDA minor-version compatibility: an application built with this CUDA
+// major runs on drivers at or above min_driver.
+struct CudaFloor {
+  uint32_t cuda_major = 0;
+  DriverVersion min_driver;
+  Provenance provenance;
+};
+
+struct CudaTag {
+  std::string tag;   // "cu128"
+  std::string cuda;  // "12.8"
+  std::string index_url;
+  std::optional<DriverVersion> toolkit_driver;  // the driver of that CUDA release
+  Provenance provenance;
+};
+
+struct TorchBuild {
+  std::string tag;             // "cu128"
+  std::vector<uint32_t> sass;  // SM numbers with a cubin: 75, 80, …, 120
+  std::vector<uint32_t> ptx;   // SM numbers with PTX: 120
+  Provenance provenance;
+};
+
+struct TorchRelease {
+  std::string release;                // "2.7"
+  std::vector<std::string> versions;  // "2.7.0", "2.7.1": all built alike
+  std::vector<TorchBuild> builds;     // ordered by CUDA version
+};
+
+// A fix that applies to devices in [min_cc, max_cc]. Commands may hold
+// {arch_list}, replaced by the device's capability ("12.0").
+struct ComponentFix {
+  std::optional<ComputeCapability> min_cc;
+  std::optional<ComputeCapability> max_cc;
+  std::string summary;
+  std::vector<std::string> commands;
+  Provenance provenance;
+};
+
+struct Component {
+  std::string name;                        // "xformers"
+  std::vector<std::string> distributions;  // pip distribution names
+  std::vector<ComponentFix> fixes;
+  std::string rebuild;  // a source build for any device, with {arch_list}
+  Provenance provenance;
+};
+
+// The answer to resolve_gpu.
+struct ResolvedGpu {
+  enum class How { name, alias, prefix, capability };
+  std::string name;  // the entry's name; "sm_120" when the query was a capability
+  ComputeCapability cc;
+  How how = How::name;
+  const GpuEntry* entry = nullptr;  // null when the query was a capability
+};
+
+// A PyTorch wheel that has an image for a device.
+struct TorchImage {
+  std::string version;  // "2.7.0"
+  const TorchRelease* release = nullptr;
+  const TorchBuild* build = nullptr;
+  const CudaTag* tag = nullptr;
+  bool via_ptx = false;      // false: a cubin runs; true: the driver JIT-compiles PTX
+  uint32_t arch = 0;         // the SM number of the image that runs
+  DriverVersion min_driver;  // the floor of the tag's CUDA major
+  // The driver this device needs for the image: min_driver for a cubin, the
+  // tag's toolkit driver for PTX (which it must JIT); nullopt if unknown.
+  std::optional<DriverVersion> needed_driver;
+  std::string pip_command;  // pip install torch==2.7.0 --index-url …/cu128
+};
+
+struct ComponentAdvice {
+  const Component* component = nullptr;
+  std::vector<const ComponentFix*> fixes;  // those whose range holds the device
+  std::vector<std::string> commands;       // their commands, {arch_list} filled in
+  std::string rebuild_command;             // Component::rebuild, filled in
+};
+
+class KnowledgeBase {
+ public:
+  const std::filesystem::path& dir() const { return dir_; }
+  const std::vector<GpuEntry>& gpus() const { return gpus_; }
+  const std::vector<PtxIsaEntry>& ptx_isa() const { return ptx_isa_; }
+  const std::vector<CudaFloor>& cuda_floors() const { return cuda_floors_; }
+  const std::vector<CudaTag>& cuda_tags() const { return cuda_tags_; }
+  const std::vector<TorchRelease>& torch_releases() const {
+    return torch_releases_;
+  }  // oldest first
+  const std::vector<Component>& components() const { return components_; }
+
+  // A GPU name or alias (forgivingly: case, spaces, "NVIDIA"/"GeForce"; a
+  // driver-reported name with a suffix such as "NVIDIA H100 80GB HBM3"
+  // matches the longest entry it starts with, word by word) or a capability
+  // ("sm_120", "12.0", "120"). Throws UnknownGpuError listing close names.
+  ResolvedGpu resolve_gpu(std::string_view query) const;
+  // Entry names closest to `query`, closest first.
+  std::vector<std::string> closest_gpu_names(std::string_view query, size_t count = 5) const;
+
+  // The oldest driver that JIT-compiles PTX of this ISA; nullopt for an ISA
+  // the knowledge base does not list.
+  std::optional<DriverVersion> min_driver_for_ptx_isa(PtxIsa isa) const;
+  // The newest PTX ISA this driver is known to accept; nullopt if it is older
+  // than every listed ISA's driver. A driver newer than the table may know
+  // more: the answer is then a lower bound.
+  std::optional<PtxIsa> max_ptx_isa_for_driver(const DriverVersion& driver) const;
+  std::optional<PtxIsa> max_ptx_isa_for_driver(std::string_view driver) const;  // throws KbError
+  // The minor-version-compatibility floor of a CUDA major (12 -> 525).
+  std::optional<DriverVersion> cuda_floor_for_major(uint32_t cuda_major) const;
+
+  const CudaTag* cuda_tag(std::string_view tag) const;
+  // `version` is "2.7.0", "2.7.0+cu128" (then `tag` may be empty) or a
+  // release series "2.7"; nullptr when the knowledge base has no such build.
+  const TorchBuild* torch_build(std::string_view version, std::string_view tag = {}) const;
+  // The oldest release and, within it, the oldest CUDA tag with a cubin for
+  // `cc` (same major, minor not above) or PTX at or below it.
+  std::optional<TorchImage> oldest_torch_for(ComputeCapability cc) const;
+
+  // The recipes for a distribution ("xformers") on a device; nullopt when
+  // there are none.
+  std::optional<ComponentAdvice> component_advice(std::string_view distribution,
+                                                  ComputeCapability cc) const;
+
+ private:
+  friend class Loader;
+
+  std::filesystem::path dir_;
+  std::vector<GpuEntry> gpus_;
+  std::unordered_map<std::string, size_t> gpu_keys_;  // gpu_name_key -> index in gpus_
+  std::vector<PtxIsaEntry> ptx_isa_;                  // by ISA
+  std::vector<CudaFloor> cuda_floors_;
+  std::vector<CudaTag> cuda_tags_;  // by CUDA version
+  std::vector<TorchRelease> torch_releases_;
+  std::vector<Component> components_;
+};
+
+// Reads gpus.yaml, ptx_isa.yaml and torch.yaml (and components.yaml when
+// present) from `dir` and checks every entry. Throws KbFormatError naming the
+// file, line and field of the first problem, KbError for a missing file.
+KnowledgeBase load_knowledge_base(const std::filesystem::path& dir);
+
+// Where the knowledge base is: `explicit_dir` (--kb) if given, else
+// $ARCHFIT_KB_DIR if set, else <prefix>/share/archfit/kb beside the running
+// library or executable, else the source tree of this build, else the
+// configured install directory. Throws KbError when an explicit or
+// environment directory does not exist, or when none is found.
+std::filesystem::path resolve_kb_dir(const std::optional<std::filesystem::path>& explicit_dir = {});
+
+std::string_view to_string(Confidence confidence);
+
+}  // namespace archfit::kb

@@ -1,0 +1,31 @@
+#pragma once
+// The value types the knowledge base speaks in: compute capabilities, PTX ISA
+// versions and driver versions, and how each is read from text.
+#include <compare>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "binary/image.hpp"
+#include "compat/arch.hpp"
+#include "compat/driver.hpp"
+
+namespace archfit::kb {
+
+// The knowledge base speaks in the rule table's types: one compute
+// capability, one driver release, one PTX ISA version in the whole project.
+using ComputeCapability = compat::ComputeCapability;
+using DriverVersion = compat::DriverVersion;
+using PtxIsa = binary::Version;  // `.version 8.7`
+
+// Forgiving readers for text from YAML files and users: surrounding space
+// and case are ignored, and "sm120" reads like "sm_120". nullopt for anything
+// the rule table's parsers reject, including `a`/`f` variants (a device has none).
+std::optional<ComputeCapability> parse_compute_capability(std::string_view text);
+// "8.7"; nullopt unless it is MAJOR.MINOR.
+std::optional<PtxIsa> parse_ptx_isa(std::string_view text);
+// One to three dot-separated numbers: "570", "570.86", "570.86.16".
+std::optional<DriverVersion> parse_driver_version(std::string_view text);
+
+}  // namespace archfit::kb

@@ -1,0 +1,456 @@
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+
+#include "kb/knowledge_base.hpp"
+
+namespace fs = std::filesystem;
+using archfit::kb::ComputeCapability;
+using archfit::kb::KbError;
+using archfit::kb::KbFormatError;
+using archfit::kb::KnowledgeBase;
+using archfit::kb::load_knowledge_base;
+using archfit::kb::parse_driver_version;
+using archfit::kb::PtxIsa;
+using archfit::kb::ResolvedGpu;
+using archfit::kb::UnknownGpuError;
+
+namespace {
+
+const fs::path kSourceKb = fs::path(__FILE__).parent_path() / "../../sdk/data/kb";
+
+const KnowledgeBase& real_kb() {
+  static const KnowledgeBase kb = load_knowledge_base(kSourceKb);
+  return kb;
+}
+
+ComputeCapability cc(uint16_t major, uint16_t minor) { return {major, minor}; }
+
+// A scratch copy of the real knowledge base; tests overwrite one file in it.
+class ScratchKb {
+ public:
+  ScratchKb() {
+    std::random_device random;
+    dir_ = fs::temp_directory_path() /
+           ("archfit_kb_test_" + std::to_string(::getpid()) + "_" + std::to_string(random()));
+    fs::create_directories(dir_);
+    for (const auto& entry : fs::directory_iterator(kSourceKb)) {
+      if (entry.path().extension() == ".yaml")
+        fs::copy_file(entry.path(), dir_ / entry.path().filename());
+    }
+  }
+  ~ScratchKb() {
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+  void write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+  }
+  const fs::path& dir() const { return dir_; }
+
+ private:
+  fs::path dir_;
+};
+
+// Loads `text` as `file` in a scratch knowledge base; returns the error.
+KbFormatError format_error(const std::string& file, const std::string& text) {
+  ScratchKb kb;
+  kb.write(file, text);
+  try {
+    load_knowledge_base(kb.dir());
+  } catch (const KbFormatError& e) {
+    return e;
+  }
+  ADD_FAILURE() << file << " loaded without an error:\n" << text;
+  return KbFormatError("", 0, 0, "", "");
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (old_) {
+      ::setenv(name_, old_->c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+}  // namespace
+
+// --- the real data ---------------------------------------------------------------
+
+TEST(KnowledgeBase, ResolvesGpuNamesForgivingly) {
+  const auto& kb = real_kb();
+  for (const char* query : {"GeForce RTX 5090", "RTX 5090", "5090", "NVIDIA GeForce RTX 5090",
+                            "rtx5090", "  geforce   rtx-5090 "}) {
+    const auto gpu = kb.resolve_gpu(query);
+    EXPECT_EQ(gpu.name, "GeForce RTX 5090") << query;
+    EXPECT_EQ(gpu.cc, cc(12, 0)) << query;
+  }
+  EXPECT_EQ(kb.resolve_gpu("rtx 4090").cc, cc(8, 9));
+  EXPECT_EQ(kb.resolve_gpu("B200").cc, cc(10, 0));
+  EXPECT_EQ(kb.resolve_gpu("B300").cc, cc(10, 3));
+  EXPECT_EQ(kb.resolve_gpu("RTX PRO 6000 Blackwell").cc, cc(12, 0));
+  EXPECT_EQ(kb.resolve_gpu("Jetson Thor").cc, cc(11, 0));
+  EXPECT_EQ(kb.resolve_gpu("Orin Nano").cc, cc(8, 7));
+  EXPECT_EQ(kb.resolve_gpu("T4").cc, cc(7, 5));
+  const auto spark = kb.resolve_gpu("DGX Spark");
+  EXPECT_EQ(spark.name, "NVIDIA GB10");
+  EXPECT_EQ(spark.cc, cc(12, 1));
+  EXPECT_EQ(spark.how, ResolvedGpu::How::alias);
+  ASSERT_NE(spark.entry, nullptr);
+  EXPECT_FALSE(spark.entry->provenance.source.empty());
+}
+
+TEST(KnowledgeBase, ResolvesCapabilitiesAsWrittenByUsers) {
+  const auto& kb = real_kb();
+  const auto sm121 = kb.resolve_gpu("sm_121");
+  EXPECT_EQ(sm121.cc, cc(12, 1));
+  EXPECT_EQ(sm121.how, ResolvedGpu::How::capability);
+  EXPECT_EQ(sm121.entry, nullptr);
+  EXPECT_EQ(sm121.name, "sm_121");
+  EXPECT_EQ(kb.resolve_gpu("12.0").cc, cc(12, 0));
+  EXPECT_EQ(kb.resolve_gpu("120").cc, cc(12, 0));
+  EXPECT_EQ(kb.resolve_gpu("SM120").cc, cc(12, 0));
+  EXPECT_EQ(kb.resolve_gpu("compute_90").cc, cc(9, 0));
+  EXPECT_EQ(kb.resolve_gpu("75").cc, cc(7, 5));
+}
+
+TEST(KnowledgeBase, MatchesDriverReportedNamesByWholeWordPrefix) {
+  const auto& kb = real_kb();
+  const auto h100 = kb.resolve_gpu("NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(h100.name, "NVIDIA H100");
+  EXPECT_EQ(h100.how, ResolvedGpu::How::prefix);
+  EXPECT_EQ(kb.resolve_gpu("NVIDIA A100-SXM4-80GB").cc, cc(8, 0));
+  EXPECT_EQ(kb.resolve_gpu("NVIDIA GeForce RTX 4090 Laptop GPU").cc, cc(8, 9));
+  EXPECT_EQ(kb.resolve_gpu("NVIDIA RTX PRO 6000 Blackwell Server Edition").how,
+            ResolvedGpu::How::name);
+  EXPECT_EQ(kb.resolve_gpu("NVIDIA L40S").name, "NVIDIA L40S");  // not L40 or L4
+  // A prefix must end at a word boundary: an A1000 is not an A100.
+  EXPECT_THROW(kb.resolve_gpu("A1000"), UnknownGpuError);
+}
+
+TEST(KnowledgeBase, UnknownGpuNameListsTheClosestNames) {
+  const auto& kb = real_kb();
+  try {
+    kb.resolve_gpu("RTX 5900");
+    FAIL() << "RTX 5900 resolved";
+  } catch (const UnknownGpuError& e) {
+    EXPECT_EQ(e.query(), "RTX 5900");
+    ASSERT_FALSE(e.suggestions().empty());
+    EXPECT_EQ(e.suggestions().front(), "GeForce RTX 5090");
+    EXPECT_NE(std::string(e.what()).find("GeForce RTX 5090"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(kb.resolve_gpu(""), UnknownGpuError);
+  EXPECT_THROW(kb.resolve_gpu("sm_120a"), UnknownGpuError);  // a device has no `a` variant
+}
+
+TEST(KnowledgeBase, MapsDriversToPtxIsa) {
+  const auto& kb = real_kb();
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("570.86"), (PtxIsa{8, 7}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("570.86.16"), (PtxIsa{8, 7}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("570.26"), (PtxIsa{8, 7}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("565.57.01"), (PtxIsa{8, 5}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("575.51.03"), (PtxIsa{8, 8}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("580.65.06"), (PtxIsa{9, 0}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("580.65.05"), (PtxIsa{8, 8}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("610"), (PtxIsa{9, 1}));  // a lower bound
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("450.80.02"), std::nullopt);
+  EXPECT_THROW(kb.max_ptx_isa_for_driver("five hundred"), KbError);
+
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({8, 7})->to_string(), "570.26");
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({9, 0})->to_string(), "580.65.06");
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({8, 6})->to_string(), "570.26");  // 12.7 shipped no driver
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({9, 9}), std::nullopt);
+
+  EXPECT_EQ(kb.cuda_floor_for_major(11)->to_string(), "450");
+  EXPECT_EQ(kb.cuda_floor_for_major(12)->to_string(), "525");
+  EXPECT_EQ(kb.cuda_floor_for_major(13)->to_string(), "580");
+  EXPECT_EQ(kb.cuda_floor_for_major(10), std::nullopt);
+}
+
+TEST(KnowledgeBase, LooksUpTorchArchLists) {
+  const auto& kb = real_kb();
+  const auto* build = kb.torch_build("2.7.0+cu128");
+  ASSERT_NE(build, nullptr);
+  EXPECT_EQ(build->sass, (std::vector<uint32_t>{75, 80, 86, 90, 100, 120}));
+  EXPECT_EQ(build->ptx, (std::vector<uint32_t>{120}));
+  EXPECT_EQ(kb.torch_build("2.7.1", "cu128"), build);
+  EXPECT_EQ(kb.torch_build("2.7", "cu128"), build);
+  EXPECT_EQ(kb.torch_build("2.6.0", "cu128"), nullptr);
+  EXPECT_EQ(kb.torch_build("1.13.1", "cu117"), nullptr);
+  const auto* cu126 = kb.torch_build("2.11.0+cu126");
+  ASSERT_NE(cu126, nullptr);
+  EXPECT_EQ(cu126->sass.front(), 50u);
+  // Releases are ordered by number, not by text: 2.10 after 2.9.
+  const auto& releases = kb.torch_releases();
+  ASSERT_GE(releases.size(), 2u);
+  const auto at = [&](const char* r) {
+    return std::find_if(releases.begin(), releases.end(),
+                        [&](const auto& x) { return x.release == r; });
+  };
+  EXPECT_LT(at("2.9"), at("2.10"));
+  const auto* tag = kb.cuda_tag("cu130");
+  ASSERT_NE(tag, nullptr);
+  EXPECT_EQ(tag->index_url, "https://download.pytorch.org/whl/cu130");
+}
+
+TEST(KnowledgeBase, FindsTheOldestTorchWithAnImageForADevice) {
+  const auto& kb = real_kb();
+  const auto rtx50 = kb.oldest_torch_for(cc(12, 0));
+  ASSERT_TRUE(rtx50);
+  EXPECT_EQ(rtx50->version + "+" + rtx50->tag->tag, "2.7.0+cu128");
+  EXPECT_FALSE(rtx50->via_ptx);
+  EXPECT_EQ(rtx50->arch, 120u);
+  EXPECT_EQ(rtx50->pip_command,
+            "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
+  EXPECT_EQ(rtx50->min_driver.to_string(), "525");
+  ASSERT_TRUE(rtx50->needed_driver);
+  EXPECT_EQ(rtx50->needed_driver->to_string(), "525");
+
+  // DGX Spark runs the sm_120 cubin (same major, higher minor).
+  const auto spark = kb.oldest_torch_for(cc(12, 1));
+  ASSERT_TRUE(spark);
+  EXPECT_EQ(spark->version, "2.7.0");
+  EXPECT_EQ(spark->arch, 120u);
+
+  const auto b300 = kb.oldest_torch_for(cc(10, 3));
+  ASSERT_TRUE(b300);
+  EXPECT_EQ(b300->arch, 100u);
+
+  const auto ada = kb.oldest_torch_for(cc(8, 9));
+  ASSERT_TRUE(ada);
+  EXPECT_EQ(ada->version + "+" + ada->tag->tag, "2.4.0+cu118");
+  EXPECT_EQ(ada->arch, 86u);
+
+  // A future 13.0 device: only PTX, which the driver must JIT.
+  const auto future = kb.oldest_torch_for(cc(13, 0));
+  ASSERT_TRUE(future);
+  EXPECT_TRUE(future->via_ptx);
+  EXPECT_EQ(future->version + "+" + future->tag->tag, "2.7.0+cu128");
+  ASSERT_TRUE(future->needed_driver);
+  EXPECT_EQ(future->needed_driver->to_string(), "570.26");
+}
+
+TEST(KnowledgeBase, EveryEntryNamesItsSource) {
+  const auto& kb = real_kb();
+  std::vector<const archfit::kb::Provenance*> all;
+  for (const auto& x : kb.gpus()) all.push_back(&x.provenance);
+  for (const auto& x : kb.ptx_isa()) all.push_back(&x.provenance);
+  for (const auto& x : kb.cuda_floors()) all.push_back(&x.provenance);
+  for (const auto& x : kb.cuda_tags()) all.push_back(&x.provenance);
+  for (const auto& r : kb.torch_releases()) {
+    for (const auto& b : r.builds) all.push_back(&b.provenance);
+  }
+  for (const auto& c : kb.components()) {
+    all.push_back(&c.provenance);
+    for (const auto& f : c.fixes) all.push_back(&f.provenance);
+  }
+  ASSERT_GT(all.size(), 100u);
+  for (const auto* p : all) {
+    EXPECT_FALSE(p->source.empty()) << p->file << ":" << p->line;
+    EXPECT_GT(p->line, 0);
+    if (p->confidence == archfit::kb::Confidence::inferred) {
+      EXPECT_FALSE(p->basis.empty()) << p->file << ":" << p->line;
+    }
+  }
+}
+
+TEST(KbTypes, ParsesDriverVersionsAndKeepsTheirSpelling) {
+  const auto v = parse_driver_version("580.65.06");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->to_string(), "580.65.06");
+  EXPECT_LT(*parse_driver_version("570.26"), *parse_driver_version("570.124.06"));
+  EXPECT_EQ(*parse_driver_version("570"), *parse_driver_version("570.0.0"));
+  EXPECT_FALSE(parse_driver_version("570.86.16.1"));
+  EXPECT_FALSE(parse_driver_version("570..1"));
+  EXPECT_FALSE(parse_driver_version(""));
+}
+
+// --- malformed files -------------------------------------------------------------
+
+TEST(KbLoader, MissingFieldNamesFileLineAndField) {
+  const auto e = format_error("gpus.yaml",
+                              "schema: archfit.kb.gpus/1\n"
+                              "gpus:\n"
+                              "  - name: GPU A\n"
+                              "    cc: \"8.0\"\n"
+                              "    source: test\n"
+                              "  - name: GPU B\n"
+                              "    source: test\n");
+  EXPECT_TRUE(e.file().ends_with("gpus.yaml")) << e.file();
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.field(), "gpus[1].cc");
+  const std::string what = e.what();
+  EXPECT_NE(what.find("gpus.yaml:6:"), std::string::npos) << what;
+  EXPECT_NE(what.find("gpus[1].cc"), std::string::npos) << what;
+  EXPECT_NE(what.find("missing"), std::string::npos) << what;
+}
+
+TEST(KbLoader, WrongTypeNamesFileLineAndField) {
+  const auto aliases = format_error("gpus.yaml",
+                                    "schema: archfit.kb.gpus/1\n"
+                                    "gpus:\n"
+                                    "  - name: GPU A\n"
+                                    "    cc: \"8.0\"\n"
+                                    "    aliases: {short: A}\n"
+                                    "    source: test\n");
+  EXPECT_EQ(aliases.line(), 5);
+  EXPECT_EQ(aliases.field(), "gpus[0].aliases");
+  EXPECT_NE(aliases.problem().find("expected a list"), std::string::npos) << aliases.what();
+
+  const auto sass =
+      format_error("torch.yaml",
+                   "schema: archfit.kb.torch/1\n"
+                   "cuda_tags:\n"
+                   "  - {tag: cu128, cuda: \"12.8\", index_url: \"https://x/cu128\", source: t}\n"
+                   "releases:\n"
+                   "  - release: \"2.7\"\n"
+                   "    versions: [\"2.7.0\"]\n"
+                   "    builds:\n"
+                   "      - tag: cu128\n"
+                   "        sass: [75, eighty]\n"
+                   "        source: t\n");
+  EXPECT_TRUE(sass.file().ends_with("torch.yaml"));
+  EXPECT_EQ(sass.line(), 9);
+  EXPECT_EQ(sass.field(), "releases[0].builds[0].sass[1]");
+}
+
+TEST(KbLoader, BadComputeCapabilityNamesFileLineAndField) {
+  for (const char* bad : {"twelve", "120", "12.10", "sm_120"}) {
+    const auto e = format_error("gpus.yaml", std::string("schema: archfit.kb.gpus/1\n"
+                                                         "gpus:\n"
+                                                         "  - name: GPU A\n"
+                                                         "    source: test\n"
+                                                         "    cc: \"") +
+                                                 bad + "\"\n");
+    EXPECT_EQ(e.line(), 5) << bad;
+    EXPECT_EQ(e.field(), "gpus[0].cc") << bad;
+    EXPECT_NE(e.problem().find(bad), std::string::npos) << e.what();
+  }
+}
+
+TEST(KbLoader, DuplicateGpuNameNamesFileLineAndField) {
+  const auto e = format_error("gpus.yaml",
+                              "schema: archfit.kb.gpus/1\n"
+                              "gpus:\n"
+                              "  - {name: GeForce RTX 5090, cc: \"12.0\", source: t}\n"
+                              "  - name: Other\n"
+                              "    cc: \"8.9\"\n"
+                              "    aliases: [Other GPU, NVIDIA rtx-5090]\n"
+                              "    source: t\n");
+  EXPECT_EQ(e.line(), 6);
+  EXPECT_EQ(e.field(), "gpus[1].aliases[1]");
+  EXPECT_NE(e.problem().find("duplicate"), std::string::npos) << e.what();
+  EXPECT_NE(e.problem().find("GeForce RTX 5090"), std::string::npos) << e.what();
+}
+
+TEST(KbLoader, RejectsOtherInconsistencies) {
+  // An inferred entry must say from what.
+  EXPECT_EQ(format_error("gpus.yaml",
+                         "schema: archfit.kb.gpus/1\ngpus:\n"
+                         "  - {name: A, cc: \"8.0\", source: t, confidence: inferred}\n")
+                .field(),
+            "gpus[0].basis");
+  // An alias that reads as a capability would hide it.
+  EXPECT_EQ(format_error("gpus.yaml",
+                         "schema: archfit.kb.gpus/1\ngpus:\n"
+                         "  - {name: A, cc: \"8.0\", aliases: [\"80\"], source: t}\n")
+                .field(),
+            "gpus[0].aliases[0]");
+  // A build names a tag that torch.yaml does not define.
+  const auto tag = format_error("torch.yaml",
+                                "schema: archfit.kb.torch/1\ncuda_tags: []\nreleases:\n"
+                                "  - release: \"2.7\"\n    versions: [\"2.7.0\"]\n    builds:\n"
+                                "      - {tag: cu999, sass: [75], source: t}\n");
+  EXPECT_EQ(tag.line(), 7);
+  EXPECT_EQ(tag.field(), "releases[0].builds[0].tag");
+  // A newer PTX ISA with an older driver is a typo.
+  const auto driver =
+      format_error("ptx_isa.yaml",
+                   "schema: archfit.kb.ptx_isa/1\nptx_isa:\n"
+                   "  - {isa: \"8.0\", cuda: \"12.0\", min_driver: \"525.60.13\", source: t}\n"
+                   "  - {isa: \"8.1\", cuda: \"12.1\", min_driver: \"503.30.02\", source: t}\n"
+                   "cuda_major_floors: []\n");
+  EXPECT_EQ(driver.line(), 4);
+  EXPECT_NE(driver.problem().find("503.30.02"), std::string::npos) << driver.what();
+  // The wrong schema, and broken YAML.
+  EXPECT_EQ(format_error("gpus.yaml", "schema: archfit.kb.gpus/2\ngpus: []\n").field(), "schema");
+  const auto syntax =
+      format_error("gpus.yaml", "schema: archfit.kb.gpus/1\ngpus:\n  - [unclosed\n");
+  EXPECT_GT(syntax.line(), 2);
+  EXPECT_NE(std::string(syntax.what()).find("YAML syntax"), std::string::npos);
+}
+
+TEST(KbLoader, MissingFileIsAnErrorNamingIt) {
+  ScratchKb kb;
+  fs::remove(kb.dir() / "torch.yaml");
+  try {
+    load_knowledge_base(kb.dir());
+    FAIL() << "loaded without torch.yaml";
+  } catch (const KbError& e) {
+    EXPECT_NE(std::string(e.what()).find("torch.yaml"), std::string::npos) << e.what();
+  }
+}
+
+// --- where the knowledge base is -------------------------------------------------
+
+TEST(KbDir, EnvironmentOverridesTheBuiltInDirectory) {
+  ScratchKb scratch;
+  scratch.write("gpus.yaml",
+                "schema: archfit.kb.gpus/1\ngpus:\n"
+                "  - {name: Test GPU 9000, cc: \"9.9\", source: kb_test}\n");
+  {
+    ScopedEnv env("ARCHFIT_KB_DIR", scratch.dir().string());
+    const auto dir = archfit::kb::resolve_kb_dir();
+    EXPECT_EQ(dir, scratch.dir());
+    const auto kb = load_knowledge_base(dir);
+    EXPECT_EQ(kb.resolve_gpu("Test GPU 9000").cc, cc(9, 9));
+    EXPECT_THROW(kb.resolve_gpu("RTX 5090"), UnknownGpuError);
+    // An explicit --kb beats the environment.
+    EXPECT_TRUE(fs::equivalent(archfit::kb::resolve_kb_dir(kSourceKb), kSourceKb));
+  }
+  {
+    ScopedEnv env("ARCHFIT_KB_DIR", (scratch.dir() / "nowhere").string());
+    EXPECT_THROW(archfit::kb::resolve_kb_dir(), KbError);
+  }
+  EXPECT_THROW(archfit::kb::resolve_kb_dir(scratch.dir() / "nowhere"), KbError);
+}
+
+TEST(KbDir, FindsTheSourceTreeWithoutAnOverride) {
+  ScopedEnv env("ARCHFIT_KB_DIR", "");
+  const auto dir = archfit::kb::resolve_kb_dir();
+  EXPECT_TRUE(fs::equivalent(dir, kSourceKb)) << dir;
+}
+
+TEST(KnowledgeBase, GivesComponentRecipesForADevice) {
+  const auto& kb = real_kb();
+  const auto xformers = kb.component_advice("xformers", cc(12, 0));
+  ASSERT_TRUE(xformers);
+  ASSERT_EQ(xformers->fixes.size(), 1u);
+  ASSERT_FALSE(xformers->commands.empty());
+  EXPECT_NE(xformers->commands[0].find("TORCH_CUDA_ARCH_LIST=\"12.0\""), std::string::npos)
+      << xformers->commands[0];
+  EXPECT_EQ(xformers->commands[0].find("{arch_list}"), std::string::npos);
+  // An Ada card gets no Blackwell fix, but still the source build.
+  const auto ada = kb.component_advice("xformers", cc(8, 9));
+  ASSERT_TRUE(ada);
+  EXPECT_TRUE(ada->fixes.empty());
+  EXPECT_NE(ada->rebuild_command.find("\"8.9\""), std::string::npos) << ada->rebuild_command;
+  EXPECT_EQ(kb.component_advice("flash_attn", cc(12, 0))->component->name, "flash-attn");
+  EXPECT_FALSE(kb.component_advice("numpy", cc(12, 0)));
+}
