@@ -10,6 +10,9 @@ install(TARGETS archfit EXPORT archfit-targets
 if(TARGET archfit_cli)
   install(TARGETS archfit_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
 endif()
+# The knowledge base (YAML); kb/ finds it from the installed binaries.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/sdk/data/kb/" DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/kb"
+  COMPONENT runtime FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
 install(EXPORT archfit-targets NAMESPACE archfit:: DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}" COMPONENT development)
 
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/archfit-config.cmake.in"
