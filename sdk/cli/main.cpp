@@ -7,6 +7,7 @@
 #include <exception>
 
 #include "archfit/archfit.h"
+#include "check_command.hpp"
 #include "scan_command.hpp"
 
 int main(int argc, char** argv) {
@@ -16,6 +17,8 @@ int main(int argc, char** argv) {
 
   archfit::cli::ScanCommand scan;
   scan.add_to(app);
+  archfit::cli::CheckCommand check;
+  check.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -25,6 +28,7 @@ int main(int argc, char** argv) {
   }
   try {
     if (app.got_subcommand("scan")) return scan.run();
+    if (app.got_subcommand("check")) return check.run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit: %s\n", error.what());
     return 2;

@@ -1,0 +1,28 @@
+#pragma once
+// `archfit check`: will this environment run on this GPU, and the exact fix.
+#include <CLI/CLI.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace archfit::cli {
+
+class CheckCommand {
+ public:
+  void add_to(CLI::App& app);
+  int run() const;
+
+ private:
+  std::string gpu_;
+  std::string driver_;
+  std::vector<std::string> site_packages_;
+  std::vector<std::string> venvs_;
+  std::string custom_nodes_;
+  std::vector<std::string> paths_;
+  std::string kb_;
+  bool json_ = false;
+  unsigned threads_ = 0;
+};
+
+}  // namespace archfit::cli

@@ -1,0 +1,88 @@
+#include "check_text.hpp"
+
+#include <string>
+
+namespace archfit::cli {
+
+namespace {
+
+struct Paint {
+  bool on;
+  std::string operator()(const char* code, const std::string& text) const {
+    return on ? std::string("\033[") + code + "m" + text + "\033[0m" : text;
+  }
+};
+
+const char* mark(compat::Verdict verdict) {
+  if (compat::is_failure(verdict)) return "✗";
+  if (compat::is_warning(verdict)) return "!";
+  return "✓";
+}
+
+const char* mark_color(compat::Verdict verdict) {
+  if (compat::is_failure(verdict)) return "31";
+  if (compat::is_warning(verdict)) return "33";
+  return "32";
+}
+
+}  // namespace
+
+void print_check_text(std::ostream& out, const check::CheckReport& report, bool color) {
+  const Paint paint{color};
+  if (report.device) {
+    out << "GPU     " << report.device->name << " (" << report.device->cc.sm_name()
+        << ", compute capability " << report.device->cc.to_string()
+        << (report.device->simulated ? ", simulated" : "") << ")\n";
+  } else {
+    out << "GPU     none\n";
+  }
+  out << "driver  ";
+  if (report.driver.version.empty()) {
+    out << "unknown (verdicts on PTX assume a new enough driver)";
+  } else {
+    out << report.driver.version << (report.driver.simulated ? " (simulated)" : "");
+    if (!report.driver.cuda_version.empty()) out << ", CUDA " << report.driver.cuda_version;
+    if (report.driver.max_ptx_isa)
+      out << ", JIT-compiles PTX up to ISA " << report.driver.max_ptx_isa->to_string();
+  }
+  out << '\n';
+  if (report.torch) out << "torch   " << *report.torch << '\n';
+  out << '\n';
+
+  size_t failing = 0, warning = 0;
+  for (const auto& component : report.components) {
+    failing += compat::is_failure(component.verdict);
+    warning += compat::is_warning(component.verdict);
+    std::string title = component.component.name;
+    if (!component.component.version.empty()) title += " " + component.component.version;
+    if (component.component.kind == env::ComponentKind::custom_node) title += " (custom node)";
+    out << paint(mark_color(component.verdict), std::string(mark(component.verdict)) + " " + title)
+        << "  " << paint("1", std::string(compat::to_string(component.verdict))) << '\n';
+    if (!component.evidence.empty()) out << "    " << component.evidence << '\n';
+    if (compat::is_failure(component.verdict) || compat::is_warning(component.verdict)) {
+      if (!component.explanation.empty()) out << "    " << component.explanation << '\n';
+    }
+    if (!component.fix.summary.empty()) out << "    fix: " << component.fix.summary << '\n';
+    for (const auto& command : component.fix.commands)
+      out << "      " << paint("36", command) << '\n';
+  }
+  if (report.components.empty()) out << "no CUDA device code found in what was checked\n";
+  for (const auto& finding : report.findings) out << paint("33", "note: ") << finding << '\n';
+  out << '\n';
+  switch (report.verdict) {
+    case check::OverallVerdict::fits:
+      out << paint("32", "fits") << ": every component has an image this GPU runs";
+      if (warning) out << " (" << warning << " JIT-compile on first use)";
+      break;
+    case check::OverallVerdict::fails:
+      out << paint("31", "fails") << ": " << failing << " component" << (failing == 1 ? "" : "s")
+          << " will stop with \"no kernel image is available\" or a driver error";
+      break;
+    case check::OverallVerdict::unknown:
+      out << "unknown: no GPU to judge against";
+      break;
+  }
+  out << '\n';
+}
+
+}  // namespace archfit::cli
