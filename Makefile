@@ -42,9 +42,15 @@ build: configure
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
+DEMO_SITE = $(BUILD_DIR)/tests/fixtures/demo/site-packages
+
 demo: build
-	@echo "archfit scan $(DEMO_DIR)"
+	@echo "== archfit scan $(DEMO_DIR)"
 	@$(BUILD_DIR)/sdk/archfit scan $(DEMO_DIR); status=$$?; [ $$status -le 1 ] || exit $$status
+	@echo; echo "== archfit check --gpu \"RTX 5090\" --site-packages $(DEMO_SITE)   (expected: fails)"
+	@$(BUILD_DIR)/sdk/archfit check --gpu "RTX 5090" --site-packages $(DEMO_SITE); [ $$? -eq 1 ]
+	@echo; echo "== archfit check --gpu H100 --site-packages $(DEMO_SITE)   (expected: fits)"
+	@$(BUILD_DIR)/sdk/archfit check --gpu H100 --site-packages $(DEMO_SITE); [ $$? -eq 0 ]
 
 bench: build
 	$(BUILD_DIR)/tests/bench/archfit_scan_bench $(DEMO_DIR)

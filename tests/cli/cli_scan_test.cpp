@@ -182,3 +182,60 @@ TEST(CliToolkit, SummarisesCublasLtContainersOutsideNvFatbin) {
   EXPECT_NE(run.out.find(".nv_fatbin"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("sm_120"), std::string::npos) << run.out;
 }
+
+// `archfit check` on the demo environment (tests/fixtures/make_demo_env.cmake):
+// torch with SASS sm_75-sm_90 and no PTX, fastops with compute_90 PTX only.
+class CliCheck : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fs::path(ARCHFIT_DEMO_SITE) / "torch" / "version.py")) {
+      GTEST_SKIP() << "the demo environment was not built (nvcc missing?) in " << ARCHFIT_DEMO_SITE;
+    }
+  }
+  std::string site() const { return quoted(ARCHFIT_DEMO_SITE); }
+};
+
+TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
+  const CommandResult run = archfit("check --gpu 'RTX 5090' --site-packages " + site());
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("torch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
+  EXPECT_NE(
+      run.out.find("pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"),
+      std::string::npos)
+      << run.out;
+}
+
+TEST_F(CliCheck, FittingEnvironmentExitsZero) {
+  const CommandResult run = archfit("check --gpu H100 --site-packages " + site());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("fits"), std::string::npos) << run.out;
+}
+
+TEST_F(CliCheck, JsonNamesTheSchemaAndTheVerdict) {
+  const CommandResult run =
+      archfit("check --json --gpu sm_120 --driver 570.86 --site-packages " + site());
+  ASSERT_EQ(run.exit_code, 1) << run.out;
+  const auto doc = nlohmann::json::parse(run.out);
+  EXPECT_EQ(doc["schema"], "archfit.check/1");
+  EXPECT_EQ(doc["verdict"], "fails");
+  EXPECT_EQ(doc["driver"]["max_ptx_isa"], "8.7");
+  bool saw_ptx_too_new = false;
+  for (const auto& component : doc["components"])
+    saw_ptx_too_new |= component["verdict"] == "ptx-too-new-for-driver";
+  EXPECT_TRUE(saw_ptx_too_new) << run.out;
+}
+
+TEST_F(CliCheck, UnknownGpuExitsTwoListingCloseNames) {
+  const CommandResult run = archfit("check --gpu 'RTX 5909' --site-packages " + site());
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("GeForce RTX 5090"), std::string::npos) << run.out;
+}
+
+TEST_F(CliCheck, NoGpuAndNoneGivenSaysSoAndExitsTwo) {
+  // A machine with a GPU judges its own device; the no-GPU answer is checked
+  // where there is none, as on the build machines.
+  const CommandResult run = archfit("check --site-packages " + site());
+  if (run.out.find("GPU     none") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("pass --gpu"), std::string::npos) << run.out;
+}
