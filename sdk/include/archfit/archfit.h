@@ -191,6 +191,55 @@ ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_image(
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_scan_json(const archfit_scan* scan, const char** out_json) ARCHFIT_NOEXCEPT;
 
+/* ---- checking an environment ------------------------------------------------ */
+
+typedef struct archfit_report archfit_report; /* the result of one check */
+
+typedef struct archfit_check_options {
+  uint32_t struct_size; /* sizeof(archfit_check_options) */
+  const char* gpu;      /* NULL: the real GPU; else "RTX 5090", "B200", "sm_120", "12.0" */
+  const char* driver;   /* NULL: the real driver; else a release such as "570.86" */
+  const char* const* site_packages; /* site-packages directories to check */
+  size_t site_packages_count;
+  const char* custom_nodes; /* NULL, or ComfyUI's custom_nodes directory */
+  const char* const* paths; /* further files or directories */
+  size_t paths_count;
+  const char* kb_dir; /* NULL: ARCHFIT_KB_DIR, then the built-in knowledge base */
+} archfit_check_options;
+
+typedef enum archfit_overall_verdict {
+  ARCHFIT_FITS = 0,   /* every component has an image the GPU runs */
+  ARCHFIT_FAILS = 1,  /* something will fail: see the components */
+  ARCHFIT_UNKNOWN = 2 /* no GPU to judge against */
+} archfit_overall_verdict;
+
+/* Runs probe, scan, judge and advise. Fails (ARCHFIT_ERROR_INVALID_ARGUMENT)
+ * when archfit cannot run the check: an unknown GPU name (the message lists the
+ * closest names), a malformed --driver, nothing to check, an unreadable
+ * knowledge base. A failing environment is a successful call whose report
+ * says ARCHFIT_FAILS. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_check_run(archfit_context* context, const archfit_check_options* options,
+                  archfit_report** out_report) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_report_destroy(archfit_report* report) ARCHFIT_NOEXCEPT;
+
+ARCHFIT_API archfit_overall_verdict archfit_report_verdict(const archfit_report* report)
+    ARCHFIT_NOEXCEPT;
+ARCHFIT_API size_t archfit_report_component_count(const archfit_report* report) ARCHFIT_NOEXCEPT;
+/* Borrowed from the report. The verdict is one of "native", "ptx-jit",
+ * "no-image", "ptx-too-new-for-driver", "relocatable-only", "no-device-code";
+ * NULL for an index out of range. Components are ordered worst first. */
+ARCHFIT_API const char* archfit_report_component_name(const archfit_report* report,
+                                                      size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_report_component_verdict(const archfit_report* report,
+                                                         size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_report_component_fix(const archfit_report* report,
+                                                     size_t index) ARCHFIT_NOEXCEPT;
+/* The report as an archfit.check/1 JSON document (docs/check-json.md);
+ * borrowed: lives as long as the report. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_report_json(const archfit_report* report, const char** out_json) ARCHFIT_NOEXCEPT;
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,114 @@
+#include <memory>
+
+#include "check/report_json.hpp"
+#include "guard.hpp"
+#include "handles.hpp"
+
+using archfit::capi::ApiError;
+using archfit::capi::guarded;
+using archfit::capi::require_argument;
+namespace check = archfit::check;
+
+namespace {
+
+std::vector<std::filesystem::path> path_list(const char* const* items, size_t count,
+                                             const char* name) {
+  if (count != 0 && items == nullptr) {
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                   std::string(name) + " is NULL but its count is not 0"};
+  }
+  std::vector<std::filesystem::path> paths;
+  for (size_t i = 0; i < count; ++i) {
+    if (items[i] == nullptr) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                     std::string(name) + "[" + std::to_string(i) + "] is NULL"};
+    }
+    paths.emplace_back(items[i]);
+  }
+  return paths;
+}
+
+const check::ComponentResult* component_at(const archfit_report* report, size_t index) {
+  if (!report || index >= report->result.components.size()) return nullptr;
+  return &report->result.components[index];
+}
+
+}  // namespace
+
+extern "C" {
+
+archfit_status archfit_check_run(archfit_context* context, const archfit_check_options* given,
+                                 archfit_report** out_report) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(context, "context");
+    require_argument(given, "options");
+    require_argument(out_report, "out_report");
+    const auto options = archfit::capi::read_options(given, "archfit_check_options");
+    check::CheckOptions settings;
+    if (options.gpu) settings.gpu = options.gpu;
+    if (options.driver) settings.driver = options.driver;
+    settings.site_packages =
+        path_list(options.site_packages, options.site_packages_count, "site_packages");
+    if (options.custom_nodes) settings.custom_nodes = std::filesystem::path(options.custom_nodes);
+    settings.paths = path_list(options.paths, options.paths_count, "paths");
+    if (options.kb_dir) settings.kb_dir = std::filesystem::path(options.kb_dir);
+    settings.threads = context->threads;
+    auto report = std::make_unique<archfit_report>();
+    try {
+      report->result = check::run_check(settings);
+    } catch (const check::CheckError& error) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
+    }
+    for (const auto& component : report->result.components) {
+      report->verdicts.emplace_back(archfit::compat::to_string(component.verdict));
+    }
+    *out_report = report.release();
+  });
+}
+
+void archfit_report_destroy(archfit_report* report) noexcept { delete report; }
+
+archfit_overall_verdict archfit_report_verdict(const archfit_report* report) noexcept {
+  if (!report) return ARCHFIT_UNKNOWN;
+  switch (report->result.verdict) {
+    case check::OverallVerdict::fits:
+      return ARCHFIT_FITS;
+    case check::OverallVerdict::fails:
+      return ARCHFIT_FAILS;
+    case check::OverallVerdict::unknown:
+      break;
+  }
+  return ARCHFIT_UNKNOWN;
+}
+
+size_t archfit_report_component_count(const archfit_report* report) noexcept {
+  return report ? report->result.components.size() : 0;
+}
+
+const char* archfit_report_component_name(const archfit_report* report, size_t index) noexcept {
+  const auto* component = component_at(report, index);
+  return component ? component->component.name.c_str() : nullptr;
+}
+
+const char* archfit_report_component_verdict(const archfit_report* report, size_t index) noexcept {
+  return component_at(report, index) ? report->verdicts[index].c_str() : nullptr;
+}
+
+const char* archfit_report_component_fix(const archfit_report* report, size_t index) noexcept {
+  const auto* component = component_at(report, index);
+  return component ? component->fix.summary.c_str() : nullptr;
+}
+
+archfit_status archfit_report_json(const archfit_report* report, const char** out_json) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(report, "report");
+    require_argument(out_json, "out_json");
+    std::call_once(report->json_once, [&] {
+      report->json = check::check_document(report->result)
+                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    });
+    *out_json = report->json.c_str();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,83 @@
+// archfit_check_run through the C ABI, on the demo environment
+// (tests/fixtures/make_demo_env.cmake): torch with SASS sm_75-sm_90 and no
+// PTX, fastops with compute_90 PTX only.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "archfit/archfit.h"
+
+namespace {
+
+class CheckApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!std::filesystem::exists(std::filesystem::path(ARCHFIT_DEMO_SITE) / "torch" /
+                                 "version.py")) {
+      GTEST_SKIP() << "the demo environment was not built (nvcc missing?) in " << ARCHFIT_DEMO_SITE;
+    }
+    ASSERT_EQ(archfit_context_create(nullptr, &context_), ARCHFIT_OK) << archfit_last_error();
+    options_.struct_size = sizeof options_;
+    options_.site_packages = sites_;
+    options_.site_packages_count = 1;
+  }
+  void TearDown() override { archfit_context_destroy(context_); }
+
+  archfit_context* context_ = nullptr;
+  const char* sites_[1] = {ARCHFIT_DEMO_SITE};
+  archfit_check_options options_{};
+};
+
+}  // namespace
+
+TEST_F(CheckApi, FailingEnvironmentIsASuccessfulCallWhoseReportFails) {
+  options_.gpu = "RTX 5090";
+  archfit_report* report = nullptr;
+  ASSERT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
+  EXPECT_EQ(archfit_report_verdict(report), ARCHFIT_FAILS);
+  ASSERT_EQ(archfit_report_component_count(report), 2u);
+  EXPECT_STREQ(archfit_report_component_name(report, 0), "torch");  // worst first
+  EXPECT_STREQ(archfit_report_component_verdict(report, 0), "no-image");
+  EXPECT_NE(std::string(archfit_report_component_fix(report, 0)).find("torch 2.7.0+cu128"),
+            std::string::npos);
+  EXPECT_STREQ(archfit_report_component_verdict(report, 1), "ptx-jit");
+  EXPECT_EQ(archfit_report_component_name(report, 2), nullptr);
+  const char* json = nullptr;
+  ASSERT_EQ(archfit_report_json(report, &json), ARCHFIT_OK);
+  const auto doc = nlohmann::json::parse(json);
+  EXPECT_EQ(doc["schema"], "archfit.check/1");
+  EXPECT_EQ(doc["components"][0]["fix"]["commands"][0],
+            "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
+  archfit_report_destroy(report);
+}
+
+TEST_F(CheckApi, FittingEnvironment) {
+  options_.gpu = "H100";
+  archfit_report* report = nullptr;
+  ASSERT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
+  EXPECT_EQ(archfit_report_verdict(report), ARCHFIT_FITS);
+  archfit_report_destroy(report);
+}
+
+TEST_F(CheckApi, UnknownGpuIsAnInvalidArgumentListingCloseNamesAndLeavesTheOutParameter) {
+  options_.gpu = "RTX 5909";
+  archfit_report* report = reinterpret_cast<archfit_report*>(0x1);
+  EXPECT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(report, reinterpret_cast<archfit_report*>(0x1));
+  EXPECT_NE(std::string(archfit_last_error()).find("GeForce RTX 5090"), std::string::npos)
+      << archfit_last_error();
+}
+
+TEST_F(CheckApi, NullListEntriesAreRejectedByName) {
+  const char* broken[2] = {ARCHFIT_DEMO_SITE, nullptr};
+  options_.site_packages = broken;
+  options_.site_packages_count = 2;
+  archfit_report* report = nullptr;
+  EXPECT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(archfit_last_error()).find("site_packages[1] is NULL"), std::string::npos);
+  EXPECT_EQ(archfit_check_run(context_, nullptr, &report), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  archfit_report_destroy(nullptr);
+  EXPECT_EQ(archfit_report_verdict(nullptr), ARCHFIT_UNKNOWN);
+}
