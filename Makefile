@@ -14,22 +14,33 @@ APT_PACKAGES := cmake make g++ pkg-config binutils \
   libzstd-dev liblz4-dev libxxhash-dev \
   libgtest-dev libgmock-dev libbenchmark-dev
 
-.PHONY: all deps configure build test demo bench clean
+# What only the benchmarks need, installed by `make bench`/`bench-check`, not by
+# `make test`: archfit_check_bench times Debian's `import torch` (big: libtorch
+# and its dependencies).
+BENCH_APT_PACKAGES := python3-torch
+
+.PHONY: all deps configure build test demo bench bench-deps bench-check clean
 
 all: build
 
+# $(call apt_install,PACKAGES): installs those not yet installed, with a clear
+# message where it cannot (not root and no sudo, or apt-get failing).
+define apt_install
+@missing=""; for p in $(1); do \
+  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+done; \
+if [ -n "$$missing" ]; then \
+  echo "archfit: installing Debian packages:$$missing"; \
+  if [ "$$(id -u)" -ne 0 ]; then SUDO=sudo; command -v sudo >/dev/null || { \
+    echo "archfit: these packages are missing and installing them needs root:$$missing" >&2; exit 1; }; fi; \
+  $$SUDO apt-get update -q && \
+  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing || { \
+    echo "archfit: apt-get could not install:$$missing" >&2; exit 1; }; \
+fi
+endef
+
 deps:
-	@missing=""; for p in $(APT_PACKAGES); do \
-	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
-	done; \
-	if [ -n "$$missing" ]; then \
-	  echo "archfit: installing Debian packages:$$missing"; \
-	  if [ "$$(id -u)" -ne 0 ]; then SUDO=sudo; command -v sudo >/dev/null || { \
-	    echo "archfit: these packages are missing and installing them needs root:$$missing" >&2; exit 1; }; fi; \
-	  $$SUDO apt-get update -q && \
-	  DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q --no-install-recommends $$missing || { \
-	    echo "archfit: apt-get could not install:$$missing" >&2; exit 1; }; \
-	fi
+	$(call apt_install,$(APT_PACKAGES))
 	@test -f "$(CUDA_HOME)/include/cuda.h" || { \
 	  echo "archfit: the CUDA toolkit was not found at $(CUDA_HOME) (set CUDA_HOME); its headers are needed to build" >&2; exit 1; }
 
@@ -52,8 +63,17 @@ demo: build
 	@echo; echo "== archfit check --gpu H100 --site-packages $(DEMO_SITE)   (expected: fits)"
 	@$(BUILD_DIR)/sdk/archfit check --gpu H100 --site-packages $(DEMO_SITE); [ $$? -eq 0 ]
 
-bench: build
+bench-deps:
+	$(call apt_install,$(BENCH_APT_PACKAGES))
+
+# Benchmarks print figures (tests/bench); they are never timed tests.
+bench: build bench-deps
 	$(BUILD_DIR)/tests/bench/archfit_scan_bench $(DEMO_DIR)
+	$(BUILD_DIR)/tests/bench/archfit_check_bench
+
+# Issue 3: archfit check on 200 CUDA .so files (>= 1 GB) against `import torch`.
+bench-check: build bench-deps
+	$(BUILD_DIR)/tests/bench/archfit_check_bench
 
 clean:
 	rm -rf $(BUILD_DIR)
