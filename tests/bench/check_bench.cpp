@@ -32,6 +32,7 @@
 #include "binary/parallel.hpp"
 #include "check/check.hpp"
 #include "compat/verdict.hpp"
+#include "page_cache.hpp"
 
 namespace fs = std::filesystem;
 
@@ -175,27 +176,6 @@ std::optional<Environment> build_environment(const fs::path& site) {
   return env;
 }
 
-void evict_from_page_cache(const std::vector<fs::path>& files) {
-  for (const auto& file : files) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ::fdatasync(fd);
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
-  }
-}
-
-void read_every_byte(const std::vector<fs::path>& files) {
-  std::vector<char> buffer(128 * 1024);
-  for (const auto& file : files) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    while (::read(fd, buffer.data(), buffer.size()) > 0) {
-    }
-    ::close(fd);
-  }
-}
-
 struct Spawned {
   int exit_status = -1;  // -1: could not be started or did not exit normally
   std::string output;    // stdout and stderr, when captured
@@ -332,9 +312,7 @@ int main(int argc, char** argv) {
     std::printf("NOTE: issue 3 asks for %zu files and at least %.1f GB; this toolkit gives less\n",
                 kFiles, kMinBytes / 1e9);
   }
-  // Warm from a known state: evicted, then read once in order (see scan_bench.cpp).
-  evict_from_page_cache(g_env.files);
-  read_every_byte(g_env.files);
+  archfit::bench::warm_from_a_known_state(g_env.files);
   print_report_summary(check_once());
 
   const Spawned probe = run_python(true);

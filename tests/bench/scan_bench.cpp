@@ -24,31 +24,19 @@
 #include "binary/file_scan.hpp"
 #include "binary/parallel.hpp"
 #include "binary/tree_scan.hpp"
+#include "page_cache.hpp"
 
 namespace fs = std::filesystem;
 using namespace archfit::binary;
+
+using archfit::bench::evict_from_page_cache;
+using archfit::bench::read_every_byte;
 
 namespace {
 
 std::vector<fs::path> g_files;  // every regular file under DIR, symlinks collapsed
 uint64_t g_bytes = 0;
 fs::path g_dir;
-
-// `cat FILES > /dev/null`: read() every byte through a 128 KiB buffer.
-uint64_t read_every_byte(const std::vector<fs::path>& files) {
-  std::vector<char> buffer(128 * 1024);
-  uint64_t total = 0;
-  for (const auto& file : files) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    for (ssize_t n; (n = ::read(fd, buffer.data(), buffer.size())) > 0;)
-      total += static_cast<uint64_t>(n);
-    ::close(fd);
-  }
-  return total;
-}
-
-void evict_from_page_cache(const std::vector<fs::path>& files);
 
 // The real thing: `cat FILES > /dev/null`, spawned, as the issue measures it.
 void run_cat(const std::vector<fs::path>& files) {
@@ -66,16 +54,6 @@ void run_cat(const std::vector<fs::path>& files) {
     ::waitpid(pid, &status, 0);
   }
   posix_spawn_file_actions_destroy(&actions);
-}
-
-void evict_from_page_cache(const std::vector<fs::path>& files) {
-  for (const auto& file : files) {
-    const int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) continue;
-    ::fdatasync(fd);
-    ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    ::close(fd);
-  }
 }
 
 uint64_t count_images(const TreeScan& scan) {
@@ -190,8 +168,7 @@ int main(int argc, char** argv) {
   // afresh (measured: the 4,036 headers of libcudnn_engines_precompiled's
   // .nv_fatbin walked in 11-13 ms before, 0.7 ms after), so without this the
   // warm figures depend on what the machine did before the benchmark.
-  evict_from_page_cache(g_files);
-  read_every_byte(g_files);
+  archfit::bench::warm_from_a_known_state(g_files);
 
   auto with_repetitions = [](benchmark::internal::Benchmark* b) {
     b->Unit(benchmark::kMillisecond)->UseRealTime()->Repetitions(7)->ReportAggregatesOnly(true);
