@@ -80,9 +80,11 @@ void print_summary(std::ostream& out, const ScanSummary& s) {
     print_counts_line(out, "relocatable",
                       std::to_string(s.relocatable) + " (device-link inputs, not launchable)");
   if (s.debug) print_counts_line(out, "debug", std::to_string(s.debug) + " (-G)");
-  if (s.unknown_kind)
+  if (const auto unknown = s.kind_images.find(binary::ImageKind::unknown);
+      unknown != s.kind_images.end()) {
     print_counts_line(out, "unknown",
-                      std::to_string(s.unknown_kind) + " entries of an unknown kind");
+                      std::to_string(unknown->second) + " entries of an unknown kind");
+  }
 }
 
 void print_image(std::ostream& out, const binary::Image& image, bool deep) {

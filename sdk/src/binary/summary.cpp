@@ -19,8 +19,7 @@ ScanSummary summarize(const FileScan& scan) {
         ++summary.lto[key];
         break;
       case ImageKind::unknown:
-        ++summary.unknown_kind;
-        break;
+        break;  // counted in kind_images
     }
     summary.relocatable += image.relocatable;
     summary.debug += image.debug;
@@ -36,7 +35,6 @@ void merge_into(ScanSummary& total, const ScanSummary& part) {
   for (const auto& [key, isas] : part.ptx) total.ptx[key].insert(isas.begin(), isas.end());
   for (const auto& [key, n] : part.lto) total.lto[key] += n;
   for (const auto& [kind, n] : part.kind_images) total.kind_images[kind] += n;
-  total.unknown_kind += part.unknown_kind;
   total.relocatable += part.relocatable;
   total.debug += part.debug;
   for (const auto& [abi, n] : part.elf_abi) total.elf_abi[abi] += n;

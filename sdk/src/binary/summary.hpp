@@ -21,7 +21,6 @@ struct ScanSummary {
   std::map<ArchKey, std::set<std::string>> ptx;  // arch → PTX ISA versions
   std::map<ArchKey, uint64_t> lto;
   std::map<ImageKind, uint64_t> kind_images;  // sass/ptx/lto/unknown → images
-  uint64_t unknown_kind = 0;
   uint64_t relocatable = 0;
   uint64_t debug = 0;
   std::map<uint8_t, uint64_t> elf_abi;             // 1/2 → SASS images
