@@ -8,30 +8,11 @@
 #include "check/check.hpp"
 #include "check/report_json.hpp"
 #include "check_text.hpp"
+#include "env/python_locate.hpp"
 
 namespace archfit::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// A venv keeps its packages in lib/pythonX.Y/site-packages.
-std::vector<fs::path> venv_site_packages(const fs::path& venv) {
-  std::vector<fs::path> found;
-  std::error_code error;
-  for (fs::directory_iterator it(venv / "lib", error), end; !error && it != end;
-       it.increment(error)) {
-    if (it->path().filename().string().starts_with("python") &&
-        fs::is_directory(it->path() / "site-packages")) {
-      found.push_back(it->path() / "site-packages");
-    }
-  }
-  if (found.empty())
-    throw check::CheckError("--venv " + venv.string() + ": no lib/python*/site-packages in it");
-  return found;
-}
-
-}  // namespace
 
 void CheckCommand::add_to(CLI::App& app) {
   CLI::App* check = app.add_subcommand(
@@ -44,6 +25,12 @@ void CheckCommand::add_to(CLI::App& app) {
       ->check(CLI::ExistingDirectory);
   check->add_option("--venv", venvs_, "A virtual environment")->check(CLI::ExistingDirectory);
   check->add_option("--custom-nodes", custom_nodes_, "ComfyUI's custom_nodes directory")
+      ->check(CLI::ExistingDirectory);
+  check->add_option("--python", python_,
+                    "A Python interpreter: its sys.path is asked once (nothing is imported)");
+  check
+      ->add_option("--comfyui", comfyui_,
+                   "A ComfyUI folder (or the portable build's): its venv and custom_nodes")
       ->check(CLI::ExistingDirectory);
   check->add_option("--kb", kb_,
                     "Knowledge-base directory (default: ARCHFIT_KB_DIR, then the built-in one)");
@@ -59,7 +46,22 @@ int CheckCommand::run() const {
   for (const auto& dir : site_packages_) options.site_packages.emplace_back(dir);
   try {
     for (const auto& venv : venvs_) {
-      for (auto& dir : venv_site_packages(venv)) options.site_packages.push_back(std::move(dir));
+      for (auto& dir : env::site_packages_of_venv(venv))
+        options.site_packages.push_back(std::move(dir));
+    }
+    if (!python_.empty()) {
+      for (auto& dir : env::site_packages_of_python(python_))
+        options.site_packages.push_back(std::move(dir));
+    }
+    if (!comfyui_.empty()) {
+      const env::ComfyuiInstall comfyui = env::locate_comfyui(comfyui_);
+      options.custom_nodes = comfyui.custom_nodes;
+      if (comfyui.site_packages.empty() && python_.empty() && venvs_.empty()) {
+        std::cerr << "archfit check: no venv or python_embeded found beside "
+                  << comfyui.root.string()
+                  << "; checking custom_nodes only (give --python or --venv for its packages)\n";
+      }
+      for (const auto& dir : comfyui.site_packages) options.site_packages.push_back(dir);
     }
     if (!custom_nodes_.empty()) options.custom_nodes = fs::path(custom_nodes_);
     for (const auto& path : paths_) options.paths.emplace_back(path);
@@ -77,6 +79,9 @@ int CheckCommand::run() const {
            : report.verdict == check::OverallVerdict::fits ? 0
                                                            : 2;
   } catch (const check::CheckError& error) {
+    std::cerr << "archfit check: " << error.what() << '\n';
+    return 2;
+  } catch (const env::LocateError& error) {
     std::cerr << "archfit check: " << error.what() << '\n';
     return 2;
   }

@@ -19,6 +19,8 @@ class CheckCommand {
   std::vector<std::string> site_packages_;
   std::vector<std::string> venvs_;
   std::string custom_nodes_;
+  std::string python_;
+  std::string comfyui_;
   std::vector<std::string> paths_;
   std::string kb_;
   bool json_ = false;

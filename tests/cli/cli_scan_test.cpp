@@ -239,3 +239,9 @@ TEST_F(CliCheck, NoGpuAndNoneGivenSaysSoAndExitsTwo) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("pass --gpu"), std::string::npos) << run.out;
 }
+
+TEST(CliCheckOptions, APythonThatIsNotThereExitsTwoNamingIt) {
+  const CommandResult run = archfit("check --gpu 'RTX 5090' --python /nonexistent/bin/python3");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("no Python at /nonexistent/bin/python3"), std::string::npos) << run.out;
+}
