@@ -47,6 +47,11 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
   }
   out << '\n';
   if (report.torch) out << "torch   " << *report.torch << '\n';
+  for (const auto& library : report.libraries) {
+    out << "lib     lib" << library.name << ".so"
+        << (library.version.empty() ? "" : "." + library.version) << "  "
+        << paint("2", library.path.parent_path().string() + " (" + library.origin + ")") << '\n';
+  }
   out << '\n';
 
   size_t failing = 0, warning = 0;

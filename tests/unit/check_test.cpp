@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -164,4 +165,26 @@ TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
   options_.driver.reset();
   options_.site_packages.clear();
   EXPECT_THROW(run_check(options_), CheckError);  // nothing to check
+}
+
+TEST_F(CheckTest, ListsTheCudaRuntimesAProcessCouldLoadAndWarnsWhenMajorsMix) {
+  options_.gpu = "RTX 5090";
+  fs::create_directories(site_ / "nvidia" / "cuda_runtime" / "lib");
+  std::ofstream(site_ / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12") << "x";
+  const auto report = run_check(options_);
+  ASSERT_FALSE(report.libraries.empty());
+  EXPECT_EQ(report.libraries[0].name,
+            "cudart");  // wheels first: torch loads them through its RPATH
+  EXPECT_EQ(report.libraries[0].version, "12");
+  EXPECT_EQ(report.libraries[0].origin, "wheel nvidia/cuda_runtime");
+  const bool other_major =
+      std::any_of(report.libraries.begin(), report.libraries.end(), [](const auto& library) {
+        return library.name == "cudart" && !library.version.empty() &&
+               !library.version.starts_with("12");
+      });
+  const bool warned =
+      std::any_of(report.findings.begin(), report.findings.end(), [](const std::string& finding) {
+        return finding.starts_with("More than one CUDA runtime major");
+      });
+  EXPECT_EQ(warned, other_major);
 }

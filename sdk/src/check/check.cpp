@@ -89,6 +89,24 @@ void choose_driver(const CheckOptions& options, const kb::KnowledgeBase& kb, Che
   }
 }
 
+// Two CUDA runtimes of different majors on one machine is how a process
+// ends up with the wrong one; say so, naming both.
+void note_mixed_runtimes(CheckReport& report) {
+  std::map<std::string, std::string> first_by_major;  // "12" -> where
+  for (const auto& library : report.libraries) {
+    if (library.name != "cudart" || library.version.empty()) continue;
+    const std::string major = library.version.substr(0, library.version.find('.'));
+    first_by_major.try_emplace(major, library.path.string() + " (" + library.origin + ")");
+  }
+  if (first_by_major.size() < 2) return;
+  std::string list;
+  for (const auto& [major, where] : first_by_major)
+    list += (list.empty() ? "" : "; ") + ("CUDA " + major + ": " + where);
+  report.findings.push_back(
+      "More than one CUDA runtime major is installed (" + list +
+      "); which one a library loads depends on its RPATH and LD_LIBRARY_PATH.");
+}
+
 struct ComponentKey {
   env::ComponentKind kind;
   std::string name;
@@ -112,6 +130,9 @@ CheckReport run_check(const CheckOptions& options) {
     if (sites.back().torch && !report.torch) report.torch = sites.back().torch->version;
     roots.push_back(dir);
   }
+  report.libraries =
+      env::find_cuda_libraries(env::default_cuda_library_search(options.site_packages));
+  note_mixed_runtimes(report);
   if (options.custom_nodes) roots.push_back(*options.custom_nodes);
   roots.insert(roots.end(), options.paths.begin(), options.paths.end());
   if (roots.empty())

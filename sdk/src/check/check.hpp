@@ -9,6 +9,7 @@
 
 #include "compat/rules.hpp"
 #include "env/attribution.hpp"
+#include "env/cuda_libraries.hpp"
 
 namespace archfit::check {
 
@@ -70,6 +71,7 @@ struct CheckReport {
   std::optional<DeviceInfo> device;  // nullopt: no GPU and none given
   DriverInfo driver;
   std::optional<std::string> torch;         // "2.5.1+cu124" when a torch is installed
+  std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order
   std::vector<ComponentResult> components;  // worst first
   std::vector<std::string> findings;        // probe and scan problems, in sentences
   OverallVerdict verdict = OverallVerdict::unknown;
