@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "check/check.hpp"
+#include "check/plan.hpp"
 #include "check/report_json.hpp"
 #include "check_text.hpp"
 #include "env/python_locate.hpp"
@@ -36,7 +37,41 @@ void CheckCommand::add_to(CLI::App& app) {
                     "Knowledge-base directory (default: ARCHFIT_KB_DIR, then the built-in one)");
   check->add_option("--threads", threads_, "Worker threads (default: one per CPU)");
   check->add_flag("--json", json_, "Print the archfit.check/1 JSON document");
+  check->add_flag(
+      "--plan", plan_,
+      "Print a shell script that backs up the environment, replaces what fails and checks "
+      "again (archfit never runs it)");
   check->add_option("paths", paths_, "Further files or directories to judge");
+}
+
+// The interpreter the plan's pip runs under, and this check's command line
+// without --plan and --json, to run again at the end.
+check::PlanContext CheckCommand::plan_context() const {
+  check::PlanContext context;
+  if (!python_.empty()) {
+    context.python = python_;
+  } else if (!venvs_.empty()) {
+    context.python = (fs::absolute(venvs_.front()) / "bin" / "python").string();
+  }
+  std::string command = "archfit check";
+  auto add = [&](const char* flag, const std::string& value) {
+    if (!value.empty()) command += std::string(" ") + flag + " " + check::shell_quote(value);
+  };
+  add("--gpu", gpu_);
+  add("--driver", driver_);
+  // Absolute, so the script works from any directory.
+  auto absolute = [](const std::string& path) {
+    return path.empty() ? path : fs::absolute(path).string();
+  };
+  for (const auto& dir : site_packages_) add("--site-packages", absolute(dir));
+  for (const auto& venv : venvs_) add("--venv", absolute(venv));
+  add("--python", python_.find('/') == std::string::npos ? python_ : absolute(python_));
+  add("--comfyui", absolute(comfyui_));
+  add("--custom-nodes", absolute(custom_nodes_));
+  add("--kb", absolute(kb_));
+  for (const auto& path : paths_) command += " " + check::shell_quote(absolute(path));
+  context.verify_command = command;
+  return context;
 }
 
 int CheckCommand::run() const {
@@ -68,7 +103,9 @@ int CheckCommand::run() const {
     if (!kb_.empty()) options.kb_dir = fs::path(kb_);
     options.threads = threads_;
     const check::CheckReport report = check::run_check(options);
-    if (json_) {
+    if (plan_) {
+      std::cout << check::render_plan(report, plan_context());
+    } else if (json_) {
       std::cout << check::check_document(report).dump(2, ' ', false,
                                                       nlohmann::json::error_handler_t::replace)
                 << '\n';

@@ -2,6 +2,8 @@
 // `archfit check`: will this environment run on this GPU, and the exact fix.
 #include <CLI/CLI.hpp>
 
+#include "check/plan.hpp"
+
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,6 +16,7 @@ class CheckCommand {
   int run() const;
 
  private:
+  check::PlanContext plan_context() const;
   std::string gpu_;
   std::string driver_;
   std::vector<std::string> site_packages_;
@@ -24,6 +27,7 @@ class CheckCommand {
   std::vector<std::string> paths_;
   std::string kb_;
   bool json_ = false;
+  bool plan_ = false;
   unsigned threads_ = 0;
 };
 

@@ -245,3 +245,14 @@ TEST(CliCheckOptions, APythonThatIsNotThereExitsTwoNamingIt) {
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("no Python at /nonexistent/bin/python3"), std::string::npos) << run.out;
 }
+
+TEST_F(CliCheck, PlanPrintsAScriptThatChecksAgainWithTheSameOptions) {
+  const CommandResult run = archfit("check --plan --gpu 'RTX 5090' --site-packages " + site());
+  EXPECT_EQ(run.exit_code, 1) << run.out;  // the environment still fails until the plan is run
+  EXPECT_EQ(run.out.rfind("#!/bin/sh\n", 0), 0u) << run.out;
+  EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.7.0"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("archfit check --gpu 'RTX 5090' --site-packages '" +
+                         fs::absolute(ARCHFIT_DEMO_SITE).string()),
+            std::string::npos)
+      << run.out;
+}

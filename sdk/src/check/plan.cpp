@@ -1,0 +1,54 @@
+#include "plan.hpp"
+
+#include <sstream>
+
+namespace archfit::check {
+
+namespace {
+
+// Fix commands say `pip install …`; the plan runs the environment's own pip.
+std::string with_environment_pip(std::string command) {
+  const auto at = command.find("pip install");
+  if (at != std::string::npos) command.replace(at, 3, "\"$PYTHON\" -m pip");
+  return command;
+}
+
+}  // namespace
+
+std::string shell_quote(const std::string& text) {
+  std::string quoted = "'";
+  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+std::string render_plan(const CheckReport& report, const PlanContext& context) {
+  std::ostringstream out;
+  out << "#!/bin/sh\n"
+      << "# archfit plan: replace what will not run on "
+      << (report.device ? report.device->name + " (" + report.device->cc.sm_name() + ")"
+                        : std::string("this GPU"))
+      << ".\n# Read it before you run it; archfit never runs it. Stops at the first failing step.\n"
+      << "set -eu\n"
+      << "PYTHON=\"${PYTHON:-" << (context.python.empty() ? "python3" : context.python) << "}\"\n\n"
+      << "# 1. Back up the environment, so any step can be undone.\n"
+      << "backup=\"archfit-backup-$(date +%Y%m%d-%H%M%S).txt\"\n"
+      << "\"$PYTHON\" -m pip freeze > \"$backup\"\n"
+      << "echo \"saved the installed packages to $backup (undo: \\\"$PYTHON\\\" -m pip install -r "
+         "$backup)\"\n\n"
+      << "# 2. Replace what fails.\n";
+  size_t steps = 0;
+  for (const auto& component : report.components) {
+    if (!compat::is_failure(component.verdict) || component.fix.summary.empty()) continue;
+    out << "# " << component.component.name
+        << (component.component.version.empty() ? "" : " " + component.component.version) << ": "
+        << compat::to_string(component.verdict) << ". " << component.fix.summary << "\n";
+    if (component.fix.commands.empty()) out << "#   (no command: see above)\n";
+    for (const auto& command : component.fix.commands) out << with_environment_pip(command) << "\n";
+    ++steps;
+  }
+  if (steps == 0) out << "# nothing fails: nothing to replace\n";
+  out << "\n# 3. Check again.\n" << context.verify_command << "\n";
+  return out.str();
+}
+
+}  // namespace archfit::check
