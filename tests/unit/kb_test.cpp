@@ -218,9 +218,11 @@ TEST(KnowledgeBase, FindsTheOldestTorchWithAnImageForADevice) {
   EXPECT_EQ(rtx50->arch, 120u);
   EXPECT_EQ(rtx50->pip_command,
             "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
-  EXPECT_EQ(rtx50->min_driver.to_string(), "525");
+  EXPECT_EQ(rtx50->min_driver.to_string(), "525");  // cu128's minor-version floor
   ASSERT_TRUE(rtx50->needed_driver);
-  EXPECT_EQ(rtx50->needed_driver->to_string(), "525");
+  // …but no driver before CUDA 12.8's knows an sm_120 GPU.
+  EXPECT_EQ(rtx50->needed_driver->to_string(), "570.26");
+  EXPECT_EQ(kb.first_driver_for(cc(12, 0))->to_string(), "570.26");
 
   // DGX Spark runs the sm_120 cubin (same major, higher minor).
   const auto spark = kb.oldest_torch_for(cc(12, 1));

@@ -137,6 +137,23 @@ const TorchBuild* KnowledgeBase::torch_build(std::string_view version, std::stri
   return nullptr;
 }
 
+std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability cc) const {
+  // cuda_tags_ is ordered by CUDA version: the first tag any torch build
+  // targets this exact capability with is the first CUDA release that knew it.
+  for (const auto& tag : cuda_tags_) {
+    for (const auto& release : torch_releases_) {
+      for (const auto& build : release.builds) {
+        if (build.tag != tag.tag) continue;
+        const bool targets =
+            std::find(build.sass.begin(), build.sass.end(), cc.sm()) != build.sass.end() ||
+            std::find(build.ptx.begin(), build.ptx.end(), cc.sm()) != build.ptx.end();
+        if (targets) return tag.toolkit_driver;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<TorchImage> KnowledgeBase::oldest_torch_for(ComputeCapability cc) const {
   // The rule table judges (DESIGN.md decision 3); torch's lists hold plain archs.
   auto plain = [](uint32_t sm) {
@@ -163,6 +180,13 @@ std::optional<TorchImage> KnowledgeBase::oldest_torch_for(ComputeCapability cc) 
       const auto major = static_cast<uint32_t>(std::stoul(image.tag->cuda));
       image.min_driver = *cuda_floor_for_major(major);  // the loader checked it exists
       image.needed_driver = image.via_ptx ? image.tag->toolkit_driver : image.min_driver;
+      // A driver older than the first CUDA release that targets this device
+      // does not know the device at all, whatever the tag's floor says: an
+      // RTX 50 (sm_120, first in CUDA 12.8) needs 570, not cu128's floor 525.
+      if (const auto first = first_driver_for(cc);
+          first && image.needed_driver && *image.needed_driver < *first) {
+        image.needed_driver = first;
+      }
       image.pip_command =
           "pip install torch==" + image.version + " --index-url " + image.tag->index_url;
       return image;

@@ -108,7 +108,8 @@ struct TorchImage {
   uint32_t arch = 0;         // the SM number of the image that runs
   DriverVersion min_driver;  // the floor of the tag's CUDA major
   // The driver this device needs for the image: min_driver for a cubin, the
-  // tag's toolkit driver for PTX (which it must JIT); nullopt if unknown.
+  // tag's toolkit driver for PTX (which it must JIT), and never older than
+  // the first driver that knew the device (first_driver_for); nullopt if unknown.
   std::optional<DriverVersion> needed_driver;
   std::string pip_command;  // pip install torch==2.7.0 --index-url …/cu128
 };
@@ -158,6 +159,10 @@ class KnowledgeBase {
   // The oldest release and, within it, the oldest CUDA tag with a cubin for
   // `cc` (same major, minor not above) or PTX at or below it.
   std::optional<TorchImage> oldest_torch_for(ComputeCapability cc) const;
+  // The driver of the first CUDA release any torch build targets `cc` with
+  // (sm_120: CUDA 12.8, 570.26): no older driver knows the device. nullopt
+  // when no build names the capability exactly.
+  std::optional<DriverVersion> first_driver_for(ComputeCapability cc) const;
 
   // The recipes for a distribution ("xformers") on a device; nullopt when
   // there are none.
