@@ -21,24 +21,6 @@ std::string indexed(const std::string& path, size_t index) {
   return path + "[" + std::to_string(index) + "]";
 }
 
-std::optional<uint32_t> small_number(std::string_view text, size_t max_digits) {
-  if (text.empty() || text.size() > max_digits) return std::nullopt;
-  uint32_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-// "2.10", "12.8": two numbers with a dot, compared as numbers.
-std::optional<std::pair<uint32_t, uint32_t>> two_part_version(std::string_view text) {
-  const auto dot = text.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  const auto major = small_number(text.substr(0, dot), 3);
-  const auto minor = small_number(text.substr(dot + 1), 3);
-  if (!major || !minor) return std::nullopt;
-  return std::pair{*major, *minor};
-}
-
 // One YAML file, with helpers that read typed fields and fail with the
 // file, line and field of whatever is wrong.
 class YamlFile {

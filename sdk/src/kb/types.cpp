@@ -9,38 +9,30 @@
 namespace archfit::kb {
 namespace {
 
-bool all_digits(std::string_view s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    if (!std::isdigit(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
-
-std::optional<uint32_t> to_number(std::string_view s, size_t max_digits) {
-  if (!all_digits(s) || s.size() > max_digits) return std::nullopt;
-  uint32_t value = 0;
-  std::from_chars(s.data(), s.data() + s.size(), value);
-  return value;
-}
-
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
 }
 
-// "X.Y" with a one- or two-digit major and a one-digit minor.
-std::optional<std::pair<uint16_t, uint16_t>> dotted_pair(std::string_view s) {
-  const auto dot = s.find('.');
-  if (dot == std::string_view::npos) return std::nullopt;
-  const auto major = to_number(s.substr(0, dot), 2);
-  const auto minor = to_number(s.substr(dot + 1), 1);
-  if (!major || !minor) return std::nullopt;
-  return std::pair{static_cast<uint16_t>(*major), static_cast<uint16_t>(*minor)};
+}  // namespace
+
+std::optional<uint32_t> small_number(std::string_view text, size_t max_digits) {
+  if (text.empty() || text.size() > max_digits) return std::nullopt;
+  uint32_t value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
 }
 
-}  // namespace
+std::optional<std::pair<uint32_t, uint32_t>> two_part_version(std::string_view text) {
+  const auto dot = text.find('.');
+  if (dot == std::string_view::npos) return std::nullopt;
+  const auto major = small_number(text.substr(0, dot), 3);
+  const auto minor = small_number(text.substr(dot + 1), 3);
+  if (!major || !minor) return std::nullopt;
+  return std::pair{*major, *minor};
+}
 
 std::optional<ComputeCapability> parse_compute_capability(std::string_view text) {
   std::string s(trim(text));
@@ -70,9 +62,10 @@ std::optional<ComputeCapability> parse_compute_capability(std::string_view text)
 }
 
 std::optional<PtxIsa> parse_ptx_isa(std::string_view text) {
-  auto pair = dotted_pair(trim(text));
-  if (!pair || pair->first == 0) return std::nullopt;
-  return PtxIsa{pair->first, pair->second};
+  // A one- or two-digit major and a one-digit minor: "8.7", "9.1".
+  const auto pair = two_part_version(trim(text));
+  if (!pair || pair->first == 0 || pair->first > 99 || pair->second > 9) return std::nullopt;
+  return PtxIsa{static_cast<uint16_t>(pair->first), static_cast<uint16_t>(pair->second)};
 }
 
 std::optional<DriverVersion> parse_driver_version(std::string_view text) {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "binary/image.hpp"
 #include "compat/arch.hpp"
@@ -27,5 +28,11 @@ std::optional<ComputeCapability> parse_compute_capability(std::string_view text)
 std::optional<PtxIsa> parse_ptx_isa(std::string_view text);
 // One to three dot-separated numbers: "570", "570.86", "570.86.16".
 std::optional<DriverVersion> parse_driver_version(std::string_view text);
+
+// The number readers under all of the above and the YAML loader.
+// Decimal digits only, at most `max_digits` of them.
+std::optional<uint32_t> small_number(std::string_view text, size_t max_digits);
+// "2.10", "12.8": two numbers of up to three digits with a dot, compared as numbers.
+std::optional<std::pair<uint32_t, uint32_t>> two_part_version(std::string_view text);
 
 }  // namespace archfit::kb
