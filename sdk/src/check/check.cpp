@@ -48,6 +48,9 @@ void choose_device(const CheckOptions& options, const kb::KnowledgeBase& kb, Che
     } catch (const kb::KbError& error) {
       throw CheckError(std::string("--gpu: ") + error.what());
     }
+    // Device and driver both simulated: nothing the real driver says is used,
+    // so do not load it (cuInit inside a host process starts threads).
+    if (options.driver) return;
   }
   env::DriverProbeOptions probe_options;
   probe_options.library = options.libcuda;
