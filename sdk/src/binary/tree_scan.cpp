@@ -41,6 +41,7 @@ struct Walker {
     if (!seen.insert({info.st_dev, info.st_ino}).second) return;  // loop or alias
     if (S_ISREG(info.st_mode)) {
       out.files.push_back(path);
+      out.sizes.push_back(static_cast<uint64_t>(info.st_size));
     } else if (S_ISDIR(info.st_mode)) {
       std::error_code error;
       std::vector<fs::path> children;
@@ -56,6 +57,7 @@ struct Walker {
       for (const auto& child : children) visit(child, false);
     } else if (named) {
       out.files.push_back(path);  // scan_file says what it is
+      out.sizes.push_back(0);
     }
   }
 };
@@ -77,11 +79,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   // Largest files first, so one big library does not finish last on one core;
   // when there are fewer files than threads, each file gets the spare ones.
   std::vector<std::pair<uint64_t, size_t>> order;
-  for (size_t i = 0; i < list.files.size(); ++i) {
-    std::error_code error;
-    const uint64_t size = fs::file_size(list.files[i], error);
-    order.emplace_back(error ? 0 : size, i);
-  }
+  for (size_t i = 0; i < list.files.size(); ++i) order.emplace_back(list.sizes[i], i);
   std::sort(order.begin(), order.end(), std::greater<>());
   ScanOptions per_file = options.scan;
   per_file.threads = std::max<unsigned>(1, threads / std::max<size_t>(1, list.files.size()));

@@ -24,6 +24,7 @@ struct TreeScan {
 // exist or cannot be read becomes a FileScan with a problem.
 struct FileList {
   std::vector<std::filesystem::path> files;
+  std::vector<uint64_t> sizes;  // of each file, from the walk's own stat
   std::vector<FileScan> unreadable;
 };
 FileList list_files(const std::vector<std::filesystem::path>& paths);
