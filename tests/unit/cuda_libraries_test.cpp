@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 
 namespace fs = std::filesystem;
+using archfit::env::CudaLibrary;
 using archfit::env::CudaLibrarySearch;
 using archfit::env::find_cuda_libraries;
 
@@ -23,8 +25,48 @@ struct Tree {
     std::ofstream(root / relative) << "x";
     return root / relative;
   }
+  // A real shared library where the toolkit here has one (the scan never
+  // loads it; a copy only makes the tree look like an installation).
+  fs::path library(const std::string& relative) {
+    fs::create_directories((root / relative).parent_path());
+    const fs::path real = "/usr/local/cuda/lib64/libcudart.so.13";
+    std::error_code error;
+    if (!fs::copy_file(real, root / relative, error))
+      std::ofstream(root / relative) << "\x7f"
+                                        "ELF";
+    return root / relative;
+  }
+  // <site>/<name>-<version>.dist-info with METADATA and a RECORD listing `files`.
+  void dist_info(const std::string& site, const std::string& name, const std::string& version,
+                 const std::vector<std::string>& files) {
+    std::string normalized = name;  // nvidia-cuda-runtime-cu12 -> nvidia_cuda_runtime_cu12
+    std::replace(normalized.begin(), normalized.end(), '-', '_');
+    const std::string directory = normalized + "-" + version + ".dist-info";
+    const fs::path dir = root / site / directory;
+    fs::create_directories(dir);
+    std::ofstream(dir / "METADATA")
+        << "Metadata-Version: 2.1\nName: " << name << "\nVersion: " << version << "\n\nA wheel.\n";
+    std::ofstream record(dir / "RECORD");
+    for (const auto& file : files) record << file << ",sha256=x,1\n";
+    record << directory << "/RECORD,,\n";
+  }
   fs::path root;
 };
+
+// "12.4.127 (dist-info)": the version of the copy at `path` and where it came from.
+std::string version_of(const std::vector<CudaLibrary>& found, const fs::path& path) {
+  const auto it = std::find_if(found.begin(), found.end(),
+                               [&](const CudaLibrary& library) { return library.path == path; });
+  if (it == found.end()) return "not found: " + path.string();
+  return it->version + " (" + it->version_source + ")";
+}
+
+// A search of nothing but what a test adds.
+CudaLibrarySearch nothing_else() {
+  CudaLibrarySearch search;
+  search.default_toolkit.clear();
+  return search;
+}
 
 }  // namespace
 
@@ -46,13 +88,15 @@ TEST(CudaLibraries, FindsWheelAndToolkitCopiesWithTheirVersionsAndOrigins) {
   ASSERT_EQ(found.size(), 3u);
   EXPECT_EQ(found[0].name, "nvrtc");  // wheel parts in name order: cuda_nvrtc, cuda_runtime
   EXPECT_EQ(found[0].origin, "wheel nvidia/cuda_nvrtc");
-  EXPECT_EQ(found[0].version, "12");
+  EXPECT_EQ(found[0].version, "12");  // no dist-info owns it: the file name tells
+  EXPECT_EQ(found[0].version_source, "file name");
   EXPECT_EQ(found[1].name, "cudart");
   EXPECT_EQ(found[1].path, wheel);
   EXPECT_EQ(found[1].origin, "wheel nvidia/cuda_runtime");
   EXPECT_EQ(found[2].name, "cudart");
-  EXPECT_EQ(found[2].path, toolkit);  // the real file, found through three names
-  EXPECT_EQ(found[2].version, "13.0.88");
+  EXPECT_EQ(found[2].path, toolkit);       // the real file, found through three names
+  EXPECT_EQ(found[2].version, "13.0.88");  // no version.json beside lib64
+  EXPECT_EQ(found[2].version_source, "file name");
   EXPECT_EQ(found[2].origin, "CUDA_HOME");
 }
 
@@ -65,4 +109,110 @@ TEST(CudaLibraries, TheToolkitHereHasEachLibraryOnce) {
   for (const auto& library : found) ++count[library.name];
   for (const char* name : {"cudart", "nvrtc", "cublas", "cublasLt", "cudnn"})
     EXPECT_EQ(count[name], 1) << name;
+}
+
+TEST(CudaLibraries, AWheelCopyTakesTheVersionOfTheDistributionThatInstalledIt) {
+  Tree tree;
+  // nvidia-cuda-runtime-cu12 12.4.127 as pip installs it.
+  const auto cudart = tree.library("site/nvidia/cuda_runtime/lib/libcudart.so.12");
+  tree.dist_info("site", "nvidia-cuda-runtime-cu12", "12.4.127",
+                 {"nvidia/__init__.py", "nvidia/cuda_runtime/__init__.py",
+                  "nvidia/cuda_runtime/lib/libcudart.so.12"});
+  // The CUDA 13 wheels share nvidia/cu13/lib; each file has its own owner.
+  const auto cublas = tree.library("site/nvidia/cu13/lib/libcublas.so.13");
+  const auto runtime13 = tree.library("site/nvidia/cu13/lib/libcudart.so.13");
+  tree.dist_info("site", "nvidia-cublas", "13.1.0.3", {"nvidia/cu13/lib/libcublas.so.13"});
+  tree.dist_info("site", "nvidia-cuda-runtime", "13.0.96", {"nvidia/cu13/lib/libcudart.so.13"});
+  // A copy no RECORD lists, and one whose owner has another major.
+  const auto stray = tree.library("site/nvidia/cu13/lib/libnvrtc.so.13");
+  const auto odd = tree.library("site/nvidia/cudnn/lib/libcudnn.so.9");
+  tree.dist_info("site", "nvidia-cudnn-cu12", "8.9.2.26", {"nvidia/cudnn/lib/libcudnn.so.9"});
+
+  auto search = nothing_else();
+  search.site_packages = {tree.root / "site"};
+  const auto found = find_cuda_libraries(search);
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_EQ(version_of(found, cudart), "12.4.127 (dist-info)");
+  EXPECT_EQ(version_of(found, cublas), "13.1.0.3 (dist-info)");
+  EXPECT_EQ(version_of(found, runtime13), "13.0.96 (dist-info)");
+  EXPECT_EQ(version_of(found, stray), "13 (file name)");
+  EXPECT_EQ(version_of(found, odd), "9 (file name)");  // not cuDNN 8.9.2.26
+
+  // Site-packages already read give the same answer.
+  const auto again =
+      find_cuda_libraries(search, {archfit::env::read_site_packages(tree.root / "site")});
+  ASSERT_EQ(again.size(), found.size());
+  for (size_t i = 0; i < found.size(); ++i) {
+    EXPECT_EQ(again[i].version, found[i].version) << found[i].path;
+    EXPECT_EQ(again[i].version_source, found[i].version_source) << found[i].path;
+  }
+  // A wheel directory reached through LD_LIBRARY_PATH is still a wheel's.
+  auto through_path = nothing_else();
+  through_path.ld_library_path = {tree.root / "site/nvidia/cuda_runtime/lib"};
+  const auto path_found = find_cuda_libraries(through_path);
+  ASSERT_EQ(path_found.size(), 1u);
+  EXPECT_EQ(path_found[0].origin, "LD_LIBRARY_PATH");
+  EXPECT_EQ(version_of(path_found, cudart), "12.4.127 (dist-info)");
+}
+
+TEST(CudaLibraries, AToolkitCopyTakesItsComponentVersionFromVersionJson) {
+  Tree tree;
+  // version.json as the CUDA 12.4 Update 1 installer writes it.
+  fs::create_directories(tree.root / "cuda-12.4");
+  std::ofstream(tree.root / "cuda-12.4/version.json") << R"json({
+   "cuda" : {"name" : "CUDA SDK", "version" : "12.4.1"},
+   "cuda_cudart" : {"name" : "CUDA Runtime (cudart)", "version" : "12.4.127"},
+   "cuda_nvrtc" : {"name" : "CUDA NVRTC", "version" : "12.4.127"},
+   "libcublas" : {"name" : "CUDA cuBLAS", "version" : "12.4.5.8"}
+})json";
+  const auto cudart = tree.library("cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12");
+  fs::create_symlink("targets/x86_64-linux/lib", tree.root / "cuda-12.4/lib64");
+  fs::create_symlink("cuda-12.4", tree.root / "cuda");
+  const auto cublaslt = tree.library("cuda-12.4/targets/x86_64-linux/lib/libcublasLt.so.12");
+  const auto nvrtc = tree.library("cuda-12.4/targets/x86_64-linux/lib/libnvrtc.so.12");
+  // Not in version.json, and left over from another major.
+  const auto cudnn = tree.library("cuda-12.4/targets/x86_64-linux/lib/libcudnn.so.9");
+  const auto stale = tree.library("cuda-12.4/targets/x86_64-linux/lib/libcublas.so.11");
+
+  auto search = nothing_else();
+  search.cuda_home = tree.root / "cuda";  // lib64 -> targets/x86_64-linux/lib
+  const auto found = find_cuda_libraries(search);
+  ASSERT_EQ(found.size(), 5u);
+  for (const auto& library : found) EXPECT_EQ(library.origin, "CUDA_HOME") << library.path;
+  const fs::path home = tree.root / "cuda/lib64";
+  EXPECT_EQ(version_of(found, home / "libcudart.so.12"), "12.4.127 (version.json)");
+  EXPECT_EQ(version_of(found, home / "libcublasLt.so.12"), "12.4.5.8 (version.json)");
+  EXPECT_EQ(version_of(found, home / "libcudnn.so.9"), "9 (file name)");
+  // Not 12.4.5.8: that is the version of another copy.
+  EXPECT_EQ(version_of(found, home / "libcublas.so.11"), "11 (file name)");
+
+  // Any directory of the toolkit: the loader path names targets/<triple>/lib.
+  auto loader = nothing_else();
+  loader.loader_dirs = {tree.root / "cuda-12.4/targets/x86_64-linux/lib"};
+  const auto direct = find_cuda_libraries(loader);
+  EXPECT_EQ(version_of(direct, nvrtc), "12.4.127 (version.json)");
+  EXPECT_EQ(version_of(direct, cudart), "12.4.127 (version.json)");
+  EXPECT_EQ(version_of(direct, cublaslt), "12.4.5.8 (version.json)");
+  EXPECT_EQ(version_of(direct, cudnn), "9 (file name)");
+  EXPECT_EQ(version_of(direct, stale), "11 (file name)");
+
+  // A broken version.json leaves the file name.
+  std::ofstream(tree.root / "cuda-12.4/version.json") << "{\"cuda_cudart\": ";
+  EXPECT_EQ(version_of(find_cuda_libraries(search), home / "libcudart.so.12"), "12 (file name)");
+}
+
+TEST(CudaLibraries, TheToolkitHereSaysWhereEachVersionCameFrom) {
+  if (!fs::exists("/usr/local/cuda/lib64/libcudart.so.13"))
+    GTEST_SKIP() << "no CUDA 13 toolkit in /usr/local/cuda";
+  const bool has_version_json = fs::exists("/usr/local/cuda/version.json");
+  const auto found = find_cuda_libraries(CudaLibrarySearch{});
+  ASSERT_FALSE(found.empty());
+  for (const auto& library : found) {
+    ASSERT_FALSE(library.version.empty()) << library.path;
+    if (library.name == "cudart") {
+      EXPECT_TRUE(library.version.starts_with("13")) << library.version;
+      EXPECT_EQ(library.version_source, has_version_json ? "version.json" : "file name");
+    }
+    if (library.name == "cudnn") EXPECT_EQ(library.version_source, "file name");
+  }
 }

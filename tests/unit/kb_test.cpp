@@ -248,10 +248,72 @@ TEST(KnowledgeBase, FindsTheOldestTorchWithAnImageForADevice) {
   EXPECT_EQ(future->needed_driver->to_string(), "570.26");
 }
 
+TEST(KnowledgeBase, KnowsTheFirstDriverOfEachArchitecture) {
+  const auto& kb = real_kb();
+  const auto first = [&](const char* gpu) {
+    const auto driver = kb.first_driver_for(kb.resolve_gpu(gpu).cc);
+    return driver ? driver->to_string() : std::string("none");
+  };
+  EXPECT_EQ(first("RTX 4090"), "520.61.05");  // CUDA 11.8 brought sm_89
+  EXPECT_EQ(first("H100"), "520.61.05");
+  EXPECT_EQ(first("RTX 5090"), "570.26");  // CUDA 12.8 brought sm_120
+  EXPECT_EQ(first("B200"), "570.26");
+  EXPECT_EQ(first("DGX Spark"), "575.51.03");  // CUDA 12.9 brought sm_121
+  EXPECT_EQ(first("B300"), "575.51.03");
+  EXPECT_EQ(first("A100"), "450.51.05");  // CUDA 11.0.2 GA
+  EXPECT_EQ(first("RTX 3090"), "455.23");
+  EXPECT_EQ(first("T4"), "410.48");
+  EXPECT_EQ(first("V100"), "384.81");
+  EXPECT_EQ(first("GTX 1080"), "367.48");
+  EXPECT_EQ(first("sm_130"), "none");  // newer than the table: unknown, not guessed
+
+  const auto* orin = kb.architecture(cc(8, 7));
+  ASSERT_NE(orin, nullptr);
+  EXPECT_EQ(orin->first_cuda, "11.4");
+  EXPECT_EQ(orin->platform, archfit::kb::DriverPlatform::jetson);
+  EXPECT_EQ(first("Orin"), "none");  // the driver comes with JetPack, not a driver release
+  const auto* thor = kb.architecture(cc(11, 0));
+  ASSERT_NE(thor, nullptr);
+  EXPECT_EQ(thor->first_cuda, "13.0");
+  EXPECT_EQ(thor->platform, archfit::kb::DriverPlatform::jetson);
+  EXPECT_EQ(thor->provenance.confidence, archfit::kb::Confidence::inferred);
+  const auto* ada = kb.architecture(cc(8, 9));
+  ASSERT_NE(ada, nullptr);
+  EXPECT_EQ(ada->first_cuda, "11.8");
+  // A list of sources reads as one, each part kept.
+  EXPECT_NE(ada->provenance.source.find("ada-compatibility-guide"), std::string::npos);
+  EXPECT_NE(ada->provenance.source.find("cuda-toolkit-release-notes"), std::string::npos);
+  EXPECT_TRUE(ada->provenance.file.ends_with("gpus.yaml"));
+
+  // Every GPU the knowledge base names has its architecture's first toolkit.
+  for (const auto& gpu : kb.gpus())
+    EXPECT_NE(kb.architecture(gpu.cc), nullptr) << gpu.name << " (" << gpu.cc.to_string() << ")";
+  const auto& all = kb.architectures();
+  EXPECT_TRUE(std::is_sorted(all.begin(), all.end(),
+                             [](const auto& a, const auto& b) { return a.cc < b.cc; }));
+}
+
+TEST(KnowledgeBase, AdvisesTheDriverThatFirstKnewTheDevice) {
+  const auto& kb = real_kb();
+  // An RTX 4090 runs cu118's sm_86 cubin, but no driver before CUDA 11.8's knows sm_89.
+  const auto ada = kb.oldest_torch_for(cc(8, 9));
+  ASSERT_TRUE(ada && ada->needed_driver);
+  EXPECT_EQ(ada->needed_driver->to_string(), "520.61.05");
+  // DGX Spark: cu128's sm_120 cubin, on a driver that knows sm_121 (CUDA 12.9).
+  const auto spark = kb.oldest_torch_for(cc(12, 1));
+  ASSERT_TRUE(spark && spark->needed_driver);
+  EXPECT_EQ(spark->needed_driver->to_string(), "575.51.03");
+  // A T4 was known long before cu118: the tag's CUDA 11 floor is what binds.
+  const auto turing = kb.oldest_torch_for(cc(7, 5));
+  ASSERT_TRUE(turing && turing->needed_driver);
+  EXPECT_EQ(turing->needed_driver->to_string(), "450");
+}
+
 TEST(KnowledgeBase, EveryEntryNamesItsSource) {
   const auto& kb = real_kb();
   std::vector<const archfit::kb::Provenance*> all;
   for (const auto& x : kb.gpus()) all.push_back(&x.provenance);
+  for (const auto& x : kb.architectures()) all.push_back(&x.provenance);
   for (const auto& x : kb.ptx_isa()) all.push_back(&x.provenance);
   for (const auto& x : kb.cuda_floors()) all.push_back(&x.provenance);
   for (const auto& x : kb.cuda_tags()) all.push_back(&x.provenance);
@@ -396,6 +458,74 @@ TEST(KbLoader, RejectsOtherInconsistencies) {
       format_error("gpus.yaml", "schema: archfit.kb.gpus/1\ngpus:\n  - [unclosed\n");
   EXPECT_GT(syntax.line(), 2);
   EXPECT_NE(std::string(syntax.what()).find("YAML syntax"), std::string::npos);
+}
+
+// The error of a gpus.yaml with one GPU and these `architectures` entries,
+// the first of them on line 5.
+KbFormatError architecture_error(const std::string& entries) {
+  return format_error("gpus.yaml",
+                      "schema: archfit.kb.gpus/1\n"
+                      "gpus:\n"
+                      "  - {name: GPU A, cc: \"8.9\", source: t}\n"
+                      "architectures:\n" +
+                          entries);
+}
+
+TEST(KbLoader, MalformedArchitectureNamesFileLineAndField) {
+  const auto driver = architecture_error(
+      "  - cc: \"8.9\"\n"
+      "    first_cuda: \"11.8\"\n"
+      "    min_driver: \"five-twenty\"\n"
+      "    source: t\n");
+  EXPECT_TRUE(driver.file().ends_with("gpus.yaml")) << driver.file();
+  EXPECT_EQ(driver.line(), 7);
+  EXPECT_EQ(driver.field(), "architectures[0].min_driver");
+  EXPECT_NE(std::string(driver.what()).find("gpus.yaml:7:"), std::string::npos) << driver.what();
+  EXPECT_NE(driver.problem().find("five-twenty"), std::string::npos) << driver.what();
+
+  const auto cuda = architecture_error(
+      "  - {cc: \"8.9\", first_cuda: \"11\", min_driver: \"520.61.05\", source: t}\n");
+  EXPECT_EQ(cuda.line(), 5);
+  EXPECT_EQ(cuda.field(), "architectures[0].first_cuda");
+  // A standard entry needs its driver; only a Jetson module may leave it out.
+  EXPECT_EQ(architecture_error("  - {cc: \"8.9\", first_cuda: \"11.8\", source: t}\n").field(),
+            "architectures[0].min_driver");
+  EXPECT_EQ(
+      architecture_error("  - {cc: \"8.7\", first_cuda: \"11.4\", platform: tegra, source: t}\n")
+          .field(),
+      "architectures[0].platform");
+  EXPECT_EQ(architecture_error("  - {cc: \"8.9\", first_cuda: \"11.8\", min_driver: \"520.61.05\", "
+                               "source: []}\n")
+                .field(),
+            "architectures[0].source");
+  const auto twice = architecture_error(
+      "  - {cc: \"8.9\", first_cuda: \"11.8\", min_driver: \"520.61.05\", source: t}\n"
+      "  - {cc: \"8.9\", first_cuda: \"12.0\", min_driver: \"525.60.13\", source: t}\n");
+  EXPECT_EQ(twice.line(), 6);
+  EXPECT_EQ(twice.field(), "architectures[1].cc");
+}
+
+TEST(KbLoader, ArchitectureDriversAgreeWithTheOtherFiles) {
+  // ptx_isa.yaml and torch.yaml say CUDA 12.8 is 570.26.
+  const auto other = architecture_error(
+      "  - {cc: \"12.0\", first_cuda: \"12.8\", min_driver: \"570.62\", source: t}\n");
+  EXPECT_EQ(other.line(), 5);
+  EXPECT_EQ(other.field(), "architectures[0].min_driver");
+  EXPECT_NE(other.problem().find("570.26"), std::string::npos) << other.what();
+  // A later toolkit with an older driver is a typo.
+  const auto older = architecture_error(
+      "  - {cc: \"8.6\", first_cuda: \"11.1\", min_driver: \"455.23\", source: t}\n"
+      "  - {cc: \"8.0\", first_cuda: \"11.0\", min_driver: \"465.51.05\", source: t}\n");
+  EXPECT_EQ(older.line(), 5);
+  EXPECT_NE(older.problem().find("455.23"), std::string::npos) << older.what();
+  // Without the list a knowledge base still loads; it then knows no first drivers.
+  ScratchKb scratch;
+  scratch.write("gpus.yaml",
+                "schema: archfit.kb.gpus/1\ngpus:\n"
+                "  - {name: GPU A, cc: \"8.9\", source: t}\n");
+  const auto kb = load_knowledge_base(scratch.dir());
+  EXPECT_TRUE(kb.architectures().empty());
+  EXPECT_EQ(kb.first_driver_for(cc(8, 9)), std::nullopt);
 }
 
 TEST(KbLoader, MissingFileIsAnErrorNamingIt) {

@@ -6,9 +6,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
+
+#include <nlohmann/json.hpp>
 
 namespace archfit::env {
 
@@ -16,7 +19,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* kLibraries[] = {"cudart", "nvrtc", "cublas", "cublasLt", "cudnn"};
+struct LibraryKind {
+  const char* name;
+  const char* toolkit_key;  // its component in a toolkit's version.json; null if none
+};
+constexpr LibraryKind kLibraries[] = {{"cudart", "cuda_cudart"},
+                                      {"nvrtc", "cuda_nvrtc"},
+                                      {"cublas", "libcublas"},
+                                      {"cublasLt", "libcublas"},
+                                      {"cudnn", nullptr}};  // not part of the toolkit
+
+// A toolkit's version.json is a few KB; anything far larger is not one.
+constexpr std::uintmax_t kMaxVersionJsonBytes = 1u << 20;
 
 std::vector<fs::path> split_path_list(const char* value) {
   std::vector<fs::path> dirs;
@@ -59,6 +73,114 @@ std::vector<Place> places(const CudaLibrarySearch& search) {
   return out;
 }
 
+std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
+
+// The precise versions of library copies, from the files around them; each
+// site-packages and version.json is read once.
+class VersionReader {
+ public:
+  explicit VersionReader(const std::vector<SitePackages>& known) : known_(known) {}
+
+  // The version of the distribution that installed `file`, when `dir` is
+  // <site-packages>/nvidia/<part>/lib.
+  std::optional<std::string> from_dist_info(const fs::path& dir, const fs::path& file) {
+    const fs::path lib = dir.lexically_normal();
+    if (lib.filename() != "lib" || lib.parent_path().parent_path().filename() != "nvidia")
+      return std::nullopt;
+    const auto* owner = site(lib.parent_path().parent_path().parent_path()).owner_of(file);
+    if (!owner || owner->version.empty()) return std::nullopt;
+    return owner->version;
+  }
+
+  // `key`'s version in the version.json of the toolkit `dir` belongs to.
+  std::optional<std::string> from_version_json(const fs::path& dir, const char* key) {
+    if (!key) return std::nullopt;
+    const auto* json = toolkit(dir);
+    if (!json) return std::nullopt;
+    const auto component = json->find(key);
+    if (component == json->end() || !component->is_object()) return std::nullopt;
+    const auto version = component->find("version");
+    if (version == component->end() || !version->is_string()) return std::nullopt;
+    auto text = version->get<std::string>();
+    if (text.empty()) return std::nullopt;
+    return text;
+  }
+
+ private:
+  const SitePackages& site(const fs::path& root) {
+    for (const auto& known : known_) {
+      if (known.root.lexically_normal() == root) return known;
+    }
+    auto it = read_.find(root);
+    if (it == read_.end()) it = read_.emplace(root, read_site_packages(root)).first;
+    return it->second;
+  }
+
+  // <toolkit>/lib64, <toolkit>/lib and <toolkit>/targets/<triple>/lib, as
+  // written and with links resolved (/usr/local/cuda -> cuda-13.0).
+  static std::vector<fs::path> toolkit_roots(const fs::path& dir) {
+    std::vector<fs::path> spellings{dir.lexically_normal()};
+    std::error_code error;
+    if (auto real = fs::canonical(dir, error); !error) spellings.push_back(real);
+    std::vector<fs::path> roots;
+    for (auto spelling : spellings) {
+      if (!spelling.has_filename()) spelling = spelling.parent_path();  // "lib64/"
+      const fs::path parent = spelling.parent_path();
+      roots.push_back(parent);
+      if (parent.parent_path().filename() == "targets")
+        roots.push_back(parent.parent_path().parent_path());
+    }
+    return roots;
+  }
+
+  const nlohmann::json* toolkit(const fs::path& dir) {
+    for (const auto& root : toolkit_roots(dir)) {
+      const fs::path file = root / "version.json";
+      auto it = toolkits_.find(file);
+      if (it == toolkits_.end()) it = toolkits_.emplace(file, read_version_json(file)).first;
+      if (it->second) return &*it->second;
+    }
+    return nullptr;
+  }
+
+  static std::optional<nlohmann::json> read_version_json(const fs::path& file) {
+    std::error_code error;
+    if (!fs::is_regular_file(file, error)) return std::nullopt;
+    const auto size = fs::file_size(file, error);
+    if (error || size > kMaxVersionJsonBytes) return std::nullopt;
+    std::ifstream in(file, std::ios::binary);
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    if (!json.is_object()) return std::nullopt;  // unreadable or malformed: the file name tells
+    return json;
+  }
+
+  const std::vector<SitePackages>& known_;
+  std::map<fs::path, SitePackages> read_;
+  std::map<fs::path, std::optional<nlohmann::json>> toolkits_;  // version.json path -> content
+};
+
+// The version of one copy and where it came from: its wheel's dist-info, its
+// toolkit's version.json, else its file name. A precise version whose major
+// differs from the file name's belongs to another copy (a stale
+// libcudart.so.12 left in a CUDA 13 toolkit) and is not used.
+void set_version(CudaLibrary& library, const LibraryKind& kind, const fs::path& dir,
+                 VersionReader& reader) {
+  const auto fits = [&](const std::optional<std::string>& version) {
+    return version && (library.version.empty() || major_of(*version) == major_of(library.version));
+  };
+  if (const auto version = reader.from_dist_info(dir, library.path); fits(version)) {
+    library.version = *version;
+    library.version_source = "dist-info";
+  } else if (const auto toolkit = reader.from_version_json(dir, kind.toolkit_key); fits(toolkit)) {
+    library.version = *toolkit;
+    library.version_source = "version.json";
+  } else if (!library.version.empty()) {
+    library.version_source = "file name";
+  }
+}
+
 }  // namespace
 
 CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_packages) {
@@ -86,8 +208,10 @@ CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_
   return search;
 }
 
-std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search) {
+std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
+                                             const std::vector<SitePackages>& known_sites) {
   std::vector<CudaLibrary> found;
+  VersionReader reader(known_sites);
   std::set<std::pair<dev_t, ino_t>> seen;  // /usr/local/cuda and CUDA_HOME are often one directory
   for (const Place& place : places(search)) {
     std::error_code error;
@@ -97,9 +221,10 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search) {
       files.push_back(it->path());
     }
     std::sort(files.begin(), files.end());
-    for (const char* name : kLibraries) {
+    for (const LibraryKind& kind : kLibraries) {
+      const std::string name = kind.name;
       // libcudart.so.13, libcudart.so.12.8.90; not libcudart_static.a, not libnvrtc.alt.so.
-      const std::regex pattern("lib" + std::string(name) + R"(\.so(?:\.([0-9][0-9.]*))?)");
+      const std::regex pattern("lib" + name + R"(\.so(?:\.([0-9][0-9.]*))?)");
       // One entry per real file; of its names (libcudart.so -> .so.12 ->
       // .so.12.8.90) the longest version says the most.
       std::map<std::pair<dev_t, ino_t>, CudaLibrary> files_here;
@@ -111,12 +236,14 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search) {
         if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
         const std::string version = match[1].matched ? match[1].str() : std::string();
         auto [it, inserted] = files_here.try_emplace(
-            {info.st_dev, info.st_ino}, CudaLibrary{name, version, file, place.origin});
+            {info.st_dev, info.st_ino}, CudaLibrary{name, version, "", file, place.origin});
         if (!inserted && version.size() > it->second.version.size())
-          it->second = {name, version, file, place.origin};
+          it->second = {name, version, "", file, place.origin};
       }
       for (auto& [id, library] : files_here) {
-        if (seen.insert(id).second) found.push_back(std::move(library));
+        if (!seen.insert(id).second) continue;
+        set_version(library, kind, place.dir, reader);
+        found.push_back(std::move(library));
       }
     }
   }

@@ -7,11 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "python_env.hpp"
+
 namespace archfit::env {
 
 struct CudaLibrary {
   std::string name;     // "cudart"
-  std::string version;  // from the file name: "13", "12.8.90"; "" for an unversioned .so
+  std::string version;  // "12.4.127"; "13" when only the file name tells; "" when nothing does
+  // Where `version` came from: "dist-info" (the wheel that installed the
+  // file), "version.json" (the CUDA toolkit it sits in), "file name"; "" when
+  // there is no version.
+  std::string version_source;
   std::filesystem::path path;
   std::string origin;  // "wheel nvidia/cuda_runtime", "LD_LIBRARY_PATH", "CUDA_HOME",
                        // "/usr/local/cuda", "loader path"
@@ -30,6 +36,14 @@ CudaLibrarySearch default_cuda_library_search(
     const std::vector<std::filesystem::path>& site_packages);
 
 // Every copy of each library, in search order, one entry per real file.
-std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search);
+// Files are read, never loaded. A copy in site-packages/nvidia/<part>/lib
+// takes the version of the distribution whose RECORD lists it; one in a
+// toolkit (a directory whose parent, or <root> of <root>/targets/<triple>/lib,
+// has version.json) takes its component's version from there; any other the
+// version in its file name. Either only when its major matches the file
+// name's. `known_sites`: site-packages already read, so that their dist-info
+// is not read again.
+std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
+                                             const std::vector<SitePackages>& known_sites = {});
 
 }  // namespace archfit::env

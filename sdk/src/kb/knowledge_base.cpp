@@ -27,6 +27,10 @@ std::string_view to_string(Confidence confidence) {
   return confidence == Confidence::inferred ? "inferred" : "quoted";
 }
 
+std::string_view to_string(DriverPlatform platform) {
+  return platform == DriverPlatform::jetson ? "jetson" : "standard";
+}
+
 ResolvedGpu KnowledgeBase::resolve_gpu(std::string_view query) const {
   const auto words = gpu_name_words(query);
   const auto key = std::accumulate(words.begin(), words.end(), std::string());
@@ -137,21 +141,15 @@ const TorchBuild* KnowledgeBase::torch_build(std::string_view version, std::stri
   return nullptr;
 }
 
+const ArchitectureEntry* KnowledgeBase::architecture(ComputeCapability cc) const {
+  const auto it = std::find_if(architectures_.begin(), architectures_.end(),
+                               [&](const auto& entry) { return entry.cc == cc; });
+  return it == architectures_.end() ? nullptr : &*it;
+}
+
 std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability cc) const {
-  // cuda_tags_ is ordered by CUDA version: the first tag any torch build
-  // targets this exact capability with is the first CUDA release that knew it.
-  for (const auto& tag : cuda_tags_) {
-    for (const auto& release : torch_releases_) {
-      for (const auto& build : release.builds) {
-        if (build.tag != tag.tag) continue;
-        const bool targets =
-            std::find(build.sass.begin(), build.sass.end(), cc.sm()) != build.sass.end() ||
-            std::find(build.ptx.begin(), build.ptx.end(), cc.sm()) != build.ptx.end();
-        if (targets) return tag.toolkit_driver;
-      }
-    }
-  }
-  return std::nullopt;
+  const auto* entry = architecture(cc);
+  return entry ? entry->min_driver : std::nullopt;
 }
 
 std::optional<TorchImage> KnowledgeBase::oldest_torch_for(ComputeCapability cc) const {

@@ -42,6 +42,22 @@ struct PtxIsaEntry {
   Provenance provenance;
 };
 
+// Where a device's driver comes from: a Linux driver release (the numbers of
+// NVIDIA's toolkit/driver table), or Jetson Linux (L4T) in JetPack.
+enum class DriverPlatform { standard, jetson };
+
+// An architecture (compute capability) and the first CUDA toolkit whose
+// compiler targets it: no driver older than that toolkit's knows the device.
+struct ArchitectureEntry {
+  ComputeCapability cc;
+  std::string name;                         // "Ada Lovelace"; may be empty
+  std::string first_cuda;                   // "11.8"
+  std::optional<DriverVersion> min_driver;  // that toolkit's driver; absent where none applies
+  DriverPlatform platform = DriverPlatform::standard;
+  std::string note;
+  Provenance provenance;
+};
+
 // CUDA minor-version compatibility: an application built with this CUDA
 // major runs on drivers at or above min_driver.
 struct CudaFloor {
@@ -125,6 +141,9 @@ class KnowledgeBase {
  public:
   const std::filesystem::path& dir() const { return dir_; }
   const std::vector<GpuEntry>& gpus() const { return gpus_; }
+  const std::vector<ArchitectureEntry>& architectures() const {
+    return architectures_;
+  }  // by compute capability
   const std::vector<PtxIsaEntry>& ptx_isa() const { return ptx_isa_; }
   const std::vector<CudaFloor>& cuda_floors() const { return cuda_floors_; }
   const std::vector<CudaTag>& cuda_tags() const { return cuda_tags_; }
@@ -159,9 +178,13 @@ class KnowledgeBase {
   // The oldest release and, within it, the oldest CUDA tag with a cubin for
   // `cc` (same major, minor not above) or PTX at or below it.
   std::optional<TorchImage> oldest_torch_for(ComputeCapability cc) const;
-  // The driver of the first CUDA release any torch build targets `cc` with
-  // (sm_120: CUDA 12.8, 570.26): no older driver knows the device. nullopt
-  // when no build names the capability exactly.
+  // gpus.yaml's `architectures` entry for exactly this capability; nullptr
+  // when the knowledge base does not list it.
+  const ArchitectureEntry* architecture(ComputeCapability cc) const;
+  // The driver of the first CUDA toolkit that targets `cc` (12.0: CUDA 12.8,
+  // 570.26; 8.9: CUDA 11.8, 520.61.05): no older driver knows the device.
+  // nullopt when the capability is not listed (newer or older than the
+  // table) or its entry names no driver (Jetson Orin: JetPack brings it).
   std::optional<DriverVersion> first_driver_for(ComputeCapability cc) const;
 
   // The recipes for a distribution ("xformers") on a device; nullopt when
@@ -175,6 +198,7 @@ class KnowledgeBase {
   std::filesystem::path dir_;
   std::vector<GpuEntry> gpus_;
   std::unordered_map<std::string, size_t> gpu_keys_;  // gpu_name_key -> index in gpus_
+  std::vector<ArchitectureEntry> architectures_;      // by compute capability
   std::vector<PtxIsaEntry> ptx_isa_;                  // by ISA
   std::vector<CudaFloor> cuda_floors_;
   std::vector<CudaTag> cuda_tags_;  // by CUDA version
@@ -182,9 +206,9 @@ class KnowledgeBase {
   std::vector<Component> components_;
 };
 
-// Reads gpus.yaml, ptx_isa.yaml and torch.yaml (and components.yaml when
-// present) from `dir` and checks every entry. Throws KbFormatError naming the
-// file, line and field of the first problem, KbError for a missing file.
+// Reads gpus.yaml (names and architectures), ptx_isa.yaml and torch.yaml
+// (and components.yaml when present) from `dir` and checks every entry. Throws KbFormatError naming
+// the file, line and field of the first problem, KbError for a missing file.
 KnowledgeBase load_knowledge_base(const std::filesystem::path& dir);
 
 // Where the knowledge base is: `explicit_dir` (--kb) if given, else
@@ -195,5 +219,6 @@ KnowledgeBase load_knowledge_base(const std::filesystem::path& dir);
 std::filesystem::path resolve_kb_dir(const std::optional<std::filesystem::path>& explicit_dir = {});
 
 std::string_view to_string(Confidence confidence);
+std::string_view to_string(DriverPlatform platform);  // "standard" | "jetson"
 
 }  // namespace archfit::kb

@@ -148,6 +148,16 @@ class YamlFile {
     return driver(value, join(path, key));
   }
 
+  // A CUDA release under `key`: "12.8".
+  std::string cuda_release(const YAML::Node& map, const char* key, const std::string& path) const {
+    const auto node = required(map, key, path);
+    auto text = scalar(node, join(path, key));
+    if (!two_part_version(text)) {
+      fail(node, join(path, key), "expected a CUDA release like \"12.8\", got \"" + text + "\"");
+    }
+    return text;
+  }
+
   uint32_t number(const YAML::Node& node, const std::string& field, size_t max_digits) const {
     const auto text = scalar(node, field);
     const auto value = small_number(text, max_digits);
@@ -179,7 +189,14 @@ class YamlFile {
 
   Provenance provenance(const YAML::Node& entry, const std::string& path) const {
     Provenance p;
-    p.source = string(entry, "source", path);
+    // One source, or a list of them when an entry combines facts from several.
+    const auto source = required(entry, "source", path);
+    if (source.IsSequence()) {
+      for (const auto& part : string_list(entry, "source", path, true))
+        p.source += (p.source.empty() ? "" : "; ") + part;
+    } else {
+      p.source = scalar(source, join(path, "source"));
+    }
     const auto confidence = optional_string(entry, "confidence", path);
     if (confidence == "inferred") {
       p.confidence = Confidence::inferred;
@@ -225,10 +242,11 @@ class Loader {
   explicit Loader(fs::path dir) { kb_.dir_ = std::move(dir); }
 
   KnowledgeBase load() {
-    // ptx_isa.yaml first: torch.yaml's tags need its CUDA floors.
+    // ptx_isa.yaml first: torch.yaml's tags need its CUDA floors, and
+    // gpus.yaml's architectures are checked against both.
     load_ptx_isa();
-    load_gpus();
     load_torch();
+    load_gpus();
     if (fs::exists(kb_.dir_ / "components.yaml")) load_components();
     return std::move(kb_);
   }
@@ -253,6 +271,94 @@ class Loader {
       const auto aliases = YamlFile::child(entry, "aliases");
       for (size_t a = 0; aliases.IsDefined() && a < aliases.size(); ++a) {
         add_gpu_key(file, aliases[a], indexed(path + ".aliases", a), i);
+      }
+    }
+    load_architectures(file);
+  }
+
+  // gpus.yaml's optional `architectures`: per capability the first CUDA
+  // toolkit that targets it and that toolkit's driver.
+  void load_architectures(const YamlFile& file) {
+    const auto items = file.list(file.root(), "architectures", "", false);
+    std::map<ComputeCapability, YAML::Node> driver_nodes;  // standard-platform entries
+    for (size_t i = 0; items.IsDefined() && i < items.size(); ++i) {
+      const YAML::Node entry = items[i];
+      const auto path = indexed("architectures", i);
+      file.expect_map(entry, path);
+      ArchitectureEntry arch;
+      const auto cc_node = file.required(entry, "cc", path);
+      arch.cc = file.cc(cc_node, path + ".cc");
+      if (kb_.architecture(arch.cc)) {
+        file.fail(cc_node, path + ".cc",
+                  "duplicate: compute capability " + arch.cc.to_string() + " is listed twice");
+      }
+      arch.name = file.optional_string(entry, "name", path);
+      arch.first_cuda = file.cuda_release(entry, "first_cuda", path);
+      const auto platform = file.optional_string(entry, "platform", path);
+      if (platform == "jetson") {
+        arch.platform = DriverPlatform::jetson;
+      } else if (!platform.empty() && platform != "standard") {
+        file.fail(entry["platform"], path + ".platform",
+                  "expected \"standard\" or \"jetson\", got \"" + platform + "\"");
+      }
+      arch.min_driver = file.optional_driver(entry, "min_driver", path);
+      if (!arch.min_driver && arch.platform == DriverPlatform::standard) {
+        file.fail(entry, path + ".min_driver",
+                  "missing: the driver of CUDA " + arch.first_cuda +
+                      " (only a `platform: jetson` entry may leave it out)");
+      }
+      arch.note = file.optional_string(entry, "note", path);
+      arch.provenance = file.provenance(entry, path);
+      if (arch.platform == DriverPlatform::standard) {
+        check_toolkit_driver(file, arch, entry["min_driver"], path + ".min_driver");
+        driver_nodes.emplace(arch.cc, entry["min_driver"]);
+      }
+      kb_.architectures_.push_back(std::move(arch));
+    }
+    std::sort(kb_.architectures_.begin(), kb_.architectures_.end(),
+              [](const auto& a, const auto& b) { return a.cc < b.cc; });
+    // A later toolkit never needs an older driver; a slip in a number shows here.
+    std::vector<const ArchitectureEntry*> by_cuda;
+    for (const auto& arch : kb_.architectures_) {
+      if (arch.platform == DriverPlatform::standard) by_cuda.push_back(&arch);
+    }
+    std::stable_sort(by_cuda.begin(), by_cuda.end(), [](const auto* a, const auto* b) {
+      return two_part_version(a->first_cuda) < two_part_version(b->first_cuda);
+    });
+    for (size_t i = 1; i < by_cuda.size(); ++i) {
+      const auto& previous = *by_cuda[i - 1];
+      const auto& arch = *by_cuda[i];
+      if (*arch.min_driver < *previous.min_driver) {
+        file.fail(driver_nodes.at(arch.cc),
+                  "architectures (cc " + arch.cc.to_string() + ").min_driver",
+                  "driver " + arch.min_driver->to_string() + " of CUDA " + arch.first_cuda +
+                      " is older than the " + previous.min_driver->to_string() + " of CUDA " +
+                      previous.first_cuda + " (cc " + previous.cc.to_string() + ")");
+      }
+    }
+  }
+
+  // The driver of a CUDA release is one number wherever the knowledge base
+  // names it: ptx_isa.yaml's min_driver and torch.yaml's toolkit_driver.
+  void check_toolkit_driver(const YamlFile& file, const ArchitectureEntry& arch,
+                            const YAML::Node& node, const std::string& field) const {
+    const auto differs = [&](const DriverVersion& other, const std::string& where) {
+      if (other == *arch.min_driver) return;
+      file.fail(node, field,
+                "driver " + arch.min_driver->to_string() + " differs from the " +
+                    other.to_string() + " that " + where + " gives CUDA " + arch.first_cuda);
+    };
+    for (const auto& isa : kb_.ptx_isa_) {
+      if (isa.cuda == arch.first_cuda && isa.min_driver) {
+        differs(*isa.min_driver,
+                isa.provenance.file + " (line " + std::to_string(isa.provenance.line) + ")");
+      }
+    }
+    for (const auto& tag : kb_.cuda_tags_) {
+      if (tag.cuda == arch.first_cuda && tag.toolkit_driver) {
+        differs(*tag.toolkit_driver, tag.provenance.file + " (line " +
+                                         std::to_string(tag.provenance.line) + ", " + tag.tag +
+                                         ")");
       }
     }
   }
@@ -290,12 +396,7 @@ class Loader {
         file.fail(isa_node, path + ".isa",
                   "expected a PTX ISA version like \"8.7\", got \"" + isa_text + "\"");
       isa.isa = *parsed;
-      const auto cuda_node = file.required(entry, "cuda", path);
-      isa.cuda = file.scalar(cuda_node, path + ".cuda");
-      if (!two_part_version(isa.cuda)) {
-        file.fail(cuda_node, path + ".cuda",
-                  "expected a CUDA release like \"12.8\", got \"" + isa.cuda + "\"");
-      }
+      isa.cuda = file.cuda_release(entry, "cuda", path);
       isa.min_driver = file.optional_driver(entry, "min_driver", path);
       isa.note = file.optional_string(entry, "note", path);
       isa.provenance = file.provenance(entry, path);
@@ -351,12 +452,9 @@ class Loader {
       CudaTag tag;
       const auto tag_node = file.required(entry, "tag", path);
       tag.tag = file.scalar(tag_node, path + ".tag");
-      const auto cuda_node = file.required(entry, "cuda", path);
-      tag.cuda = file.scalar(cuda_node, path + ".cuda");
+      tag.cuda = file.cuda_release(entry, "cuda", path);
+      const auto cuda_node = entry["cuda"];
       const auto version = two_part_version(tag.cuda);
-      if (!version)
-        file.fail(cuda_node, path + ".cuda",
-                  "expected a CUDA release like \"12.8\", got \"" + tag.cuda + "\"");
       const auto expected = "cu" + std::to_string(version->first) + std::to_string(version->second);
       if (tag.tag != expected) {
         file.fail(tag_node, path + ".tag",
