@@ -1,47 +1,15 @@
 #include "cuda_driver.hpp"
 
-#include <cuda.h>
-#include <dlfcn.h>
-
-#include <boost/dll/shared_library.hpp>
 #include <cstdio>
 #include <fstream>
 #include <regex>
 #include <sstream>
-#include <type_traits>
+
+#include "driver_library.hpp"
 
 namespace archfit::env {
 
 namespace {
-
-// The entry points used, by the exact symbol names the driver exports
-// (cuda.h maps cuDeviceTotalMem and cuDeviceGetUuid to their _v2 forms).
-struct DriverApi {
-  decltype(&cuInit) init = nullptr;
-  decltype(&cuDriverGetVersion) driver_get_version = nullptr;
-  decltype(&cuDeviceGetCount) device_get_count = nullptr;
-  decltype(&cuDeviceGet) device_get = nullptr;
-  decltype(&cuDeviceGetName) device_get_name = nullptr;
-  decltype(&cuDeviceGetAttribute) device_get_attribute = nullptr;
-  decltype(&cuDeviceTotalMem_v2) device_total_mem = nullptr;
-  decltype(&cuDeviceGetUuid_v2) device_get_uuid = nullptr;
-  decltype(&cuGetErrorString) get_error_string = nullptr;
-};
-
-template <typename Function>
-bool resolve(const boost::dll::shared_library& library, const char* name, Function& out) {
-  if (!library.has(name)) return false;
-  out = &library.get<std::remove_pointer_t<Function>>(name);
-  return true;
-}
-
-std::string error_text(const DriverApi& api, CUresult result) {
-  const char* text = nullptr;
-  if (api.get_error_string && api.get_error_string(result, &text) == CUDA_SUCCESS && text) {
-    return std::string(text) + " (" + std::to_string(static_cast<int>(result)) + ")";
-  }
-  return "CUDA error " + std::to_string(static_cast<int>(result));
-}
 
 std::string format_uuid(const CUuuid& uuid) {
   // nvidia-smi's form: GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx
@@ -79,38 +47,20 @@ std::string parse_nvrm_release(const std::string& text) {
 DriverProbe probe_driver(const DriverProbeOptions& options) {
   DriverProbe probe;
   read_release(options, probe);
-  const std::filesystem::path name = options.library.empty() ? "libcuda.so.1" : options.library;
-  boost::dll::shared_library library;
-  try {
-    // rtld_local: archfit's copy of the driver symbols never shadows a host's.
-    library.load(name, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
-                           (options.library.empty() ? boost::dll::load_mode::search_system_folders
-                                                    : boost::dll::load_mode::default_mode));
-  } catch (const std::exception& error) {
-    probe.findings.push_back("No NVIDIA driver: " + name.string() +
-                             " could not be loaded, so no GPU can be used (" + error.what() + ").");
+  DriverLibrary library(options.library);
+  if (!library.loaded()) {
+    probe.findings.push_back(library.failure());
     return probe;
   }
   probe.library = library.location();
-  // Never unload the driver: after cuInit it runs threads inside the library,
-  // and a host (PyTorch) may share it. RTLD_NOLOAD|RTLD_NODELETE marks the
-  // copy just loaded as permanent, so the shared_library's dlclose is harmless.
-  ::dlopen(probe.library->c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
 
-  DriverApi api;
-  const bool complete = resolve(library, "cuInit", api.init) &&
-                        resolve(library, "cuDriverGetVersion", api.driver_get_version) &&
-                        resolve(library, "cuDeviceGetCount", api.device_get_count) &&
-                        resolve(library, "cuDeviceGet", api.device_get) &&
-                        resolve(library, "cuDeviceGetName", api.device_get_name) &&
-                        resolve(library, "cuDeviceGetAttribute", api.device_get_attribute) &&
-                        resolve(library, "cuDeviceTotalMem_v2", api.device_total_mem);
-  resolve(library, "cuDeviceGetUuid_v2", api.device_get_uuid) ||
-      resolve(library, "cuDeviceGetUuid", api.device_get_uuid);
-  resolve(library, "cuGetErrorString", api.get_error_string);
-  if (!complete) {
-    probe.findings.push_back("The CUDA driver library " + probe.library->string() +
-                             " lacks basic driver API functions; it is not a working libcuda.");
+  const DriverApi& api = library.api();
+  // What the probe cannot do without; the UUID is optional.
+  const auto lacking =
+      library.lacking({"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet",
+                       "cuDeviceGetName", "cuDeviceGetAttribute", "cuDeviceTotalMem_v2"});
+  if (!lacking.empty()) {
+    probe.findings.push_back(library.not_a_driver());
     return probe;
   }
   if (api.driver_get_version(&probe.cuda_version) != CUDA_SUCCESS) probe.cuda_version = 0;
@@ -118,7 +68,7 @@ DriverProbe probe_driver(const DriverProbeOptions& options) {
   const CUresult init = api.init(0);
   if (init != CUDA_SUCCESS) {
     std::string sentence =
-        "The CUDA driver is installed but cuInit failed: " + error_text(api, init) + ".";
+        "The CUDA driver is installed but cuInit failed: " + library.error_text(init) + ".";
     if (init == CUDA_ERROR_NO_DEVICE)
       sentence = "The CUDA driver is installed but sees no GPU (cuInit: no CUDA-capable device).";
     if (init == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH ||
@@ -134,14 +84,14 @@ DriverProbe probe_driver(const DriverProbeOptions& options) {
   if (const CUresult result = api.device_get_count(&count); result != CUDA_SUCCESS || count <= 0) {
     probe.findings.push_back(result == CUDA_SUCCESS ? "The CUDA driver works but reports no GPU."
                                                     : "The CUDA driver could not count GPUs: " +
-                                                          error_text(api, result) + ".");
+                                                          library.error_text(result) + ".");
     return probe;
   }
   for (int ordinal = 0; ordinal < count; ++ordinal) {
     CUdevice device = 0;
     if (const CUresult result = api.device_get(&device, ordinal); result != CUDA_SUCCESS) {
       probe.findings.push_back("GPU " + std::to_string(ordinal) +
-                               " could not be opened: " + error_text(api, result) + ".");
+                               " could not be opened: " + library.error_text(result) + ".");
       continue;
     }
     GpuDevice gpu;
