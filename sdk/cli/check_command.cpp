@@ -10,6 +10,7 @@
 #include "check/report_json.hpp"
 #include "check_text.hpp"
 #include "env/python_locate.hpp"
+#include "progress_line.hpp"
 
 namespace archfit::cli {
 
@@ -18,9 +19,9 @@ namespace fs = std::filesystem;
 void CheckCommand::add_to(CLI::App& app) {
   CLI::App* check = app.add_subcommand(
       "check", "Judge every CUDA binary of an environment against a GPU and give the fix");
-  check->add_option(
-      "--gpu", gpu_,
-      "Judge against this GPU instead of the real one: \"RTX 5090\", B200, sm_120, 12.0");
+  check->add_option("--gpu", gpus_,
+                    "Judge against this GPU instead of the real ones: \"RTX 5090\", B200, "
+                    "sm_120, 12.0; repeat it for a machine with several");
   check->add_option("--driver", driver_, "Assume this NVIDIA driver release, e.g. 570.86");
   check->add_option("--site-packages", site_packages_, "A Python site-packages directory")
       ->check(CLI::ExistingDirectory);
@@ -33,10 +34,18 @@ void CheckCommand::add_to(CLI::App& app) {
       ->add_option("--comfyui", comfyui_,
                    "A ComfyUI folder (or the portable build's): its venv and custom_nodes")
       ->check(CLI::ExistingDirectory);
+  check
+      ->add_option("--wheel", wheels_,
+                   "A .whl file: judge its libraries as they are, without installing it")
+      ->check(CLI::ExistingFile);
   check->add_option("--kb", kb_,
                     "Knowledge-base directory (default: ARCHFIT_KB_DIR, then the built-in one)");
   check->add_option("--threads", threads_, "Worker threads (default: one per CPU)");
   check->add_flag("--json", json_, "Print the archfit.check/1 JSON document");
+  add_progress_flags(*check, progress_, no_progress_);
+  check->add_flag("--confirm", confirm_,
+                  "Ask the real driver to load one container of each binary on each GPU and "
+                  "report where it disagrees with the verdict");
   check->add_flag(
       "--plan", plan_,
       "Print a shell script that backs up the environment, replaces what fails and checks "
@@ -57,7 +66,7 @@ check::PlanContext CheckCommand::plan_context() const {
   auto add = [&](const char* flag, const std::string& value) {
     if (!value.empty()) command += std::string(" ") + flag + " " + check::shell_quote(value);
   };
-  add("--gpu", gpu_);
+  for (const auto& gpu : gpus_) add("--gpu", gpu);
   add("--driver", driver_);
   // Absolute, so the script works from any directory.
   auto absolute = [](const std::string& path) {
@@ -68,6 +77,7 @@ check::PlanContext CheckCommand::plan_context() const {
   add("--python", python_.find('/') == std::string::npos ? python_ : absolute(python_));
   add("--comfyui", absolute(comfyui_));
   add("--custom-nodes", absolute(custom_nodes_));
+  for (const auto& wheel : wheels_) add("--wheel", absolute(wheel));
   add("--kb", absolute(kb_));
   for (const auto& path : paths_) command += " " + check::shell_quote(absolute(path));
   context.verify_command = command;
@@ -76,7 +86,7 @@ check::PlanContext CheckCommand::plan_context() const {
 
 int CheckCommand::run() const {
   check::CheckOptions options;
-  if (!gpu_.empty()) options.gpu = gpu_;
+  options.gpus = gpus_;
   if (!driver_.empty()) options.driver = driver_;
   for (const auto& dir : site_packages_) options.site_packages.emplace_back(dir);
   try {
@@ -99,10 +109,18 @@ int CheckCommand::run() const {
       for (const auto& dir : comfyui.site_packages) options.site_packages.push_back(dir);
     }
     if (!custom_nodes_.empty()) options.custom_nodes = fs::path(custom_nodes_);
+    for (const auto& wheel : wheels_) options.wheels.emplace_back(wheel);
     for (const auto& path : paths_) options.paths.emplace_back(path);
     if (!kb_.empty()) options.kb_dir = fs::path(kb_);
     options.threads = threads_;
-    const check::CheckReport report = check::run_check(options);
+    options.confirm = confirm_;
+    check::CheckReport report;
+    {
+      // Gone (its line cleared) before the report is printed.
+      ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
+      options.on_progress = progress.callback();
+      report = check::run_check(options);
+    }
     if (plan_) {
       std::cout << check::render_plan(report, plan_context());
     } else if (json_) {

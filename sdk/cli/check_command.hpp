@@ -17,17 +17,21 @@ class CheckCommand {
 
  private:
   check::PlanContext plan_context() const;
-  std::string gpu_;
+  std::vector<std::string> gpus_;
   std::string driver_;
   std::vector<std::string> site_packages_;
   std::vector<std::string> venvs_;
   std::string custom_nodes_;
   std::string python_;
   std::string comfyui_;
+  std::vector<std::string> wheels_;
   std::vector<std::string> paths_;
   std::string kb_;
   bool json_ = false;
   bool plan_ = false;
+  bool confirm_ = false;
+  bool progress_ = false;
+  bool no_progress_ = false;
   unsigned threads_ = 0;
 };
 

@@ -25,17 +25,46 @@ const char* mark_color(compat::Verdict verdict) {
   return "32";
 }
 
+// "on GeForce RTX 4090: native; on GeForce RTX 5090: no-image (below)".
+std::string per_device_line(const check::ComponentResult& component,
+                            const check::CheckReport& report) {
+  std::string line;
+  for (size_t d = 0; d < component.per_device.size() && d < report.devices.size(); ++d) {
+    line += (line.empty() ? "on " : "; on ") + report.devices[d].name + ": " +
+            std::string(compat::to_string(component.per_device[d]));
+    if (report.devices[d].name == component.device && component.per_device.size() > 1)
+      line += " (explained below)";
+  }
+  return line;
+}
+
+// --confirm: "driver: 3 of 3 loaded as judged" or "driver disagrees on 1 of 3 …".
+std::string driver_line(const check::ComponentResult& component) {
+  size_t answers = 0, loaded = 0, disagreements = 0;
+  for (const auto& binary : component.binaries) {
+    for (const auto& answer : binary.driver) {
+      ++answers;
+      loaded += answer.loaded;
+      disagreements += !answer.agrees;
+    }
+  }
+  if (answers == 0) return {};
+  const std::string counts = std::to_string(loaded) + " of " + std::to_string(answers) +
+                             " containers loaded by the driver";
+  if (disagreements == 0) return "driver: " + counts + ", as judged";
+  return "driver disagrees on " + std::to_string(disagreements) + ": " + counts +
+         " (see the notes below)";
+}
+
 }  // namespace
 
 void print_check_text(std::ostream& out, const check::CheckReport& report, bool color) {
   const Paint paint{color};
-  if (report.device) {
-    out << "GPU     " << report.device->name << " (" << report.device->cc.sm_name()
-        << ", compute capability " << report.device->cc.to_string()
-        << (report.device->simulated ? ", simulated" : "") << ")\n";
-  } else {
-    out << "GPU     none\n";
+  for (const auto& device : report.devices) {
+    out << "GPU     " << device.name << " (" << device.cc.sm_name() << ", compute capability "
+        << device.cc.to_string() << (device.simulated ? ", simulated" : "") << ")\n";
   }
+  if (report.devices.empty()) out << "GPU     none\n";
   out << "driver  ";
   if (report.driver.version.empty()) {
     out << "unknown (verdicts on PTX assume a new enough driver)";
@@ -47,6 +76,10 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
   }
   out << '\n';
   if (report.torch) out << "torch   " << *report.torch << '\n';
+  for (const auto& wheel : report.wheels) {
+    out << "wheel   " << wheel.name << ' ' << wheel.version << "  "
+        << paint("2", wheel.path.filename().string()) << '\n';
+  }
   for (const auto& library : report.libraries) {
     out << "lib     lib" << library.name << ".so"
         << (library.version.empty() ? "" : "." + library.version) << "  "
@@ -63,7 +96,11 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
     if (component.component.kind == env::ComponentKind::custom_node) title += " (custom node)";
     out << paint(mark_color(component.verdict), std::string(mark(component.verdict)) + " " + title)
         << "  " << paint("1", std::string(compat::to_string(component.verdict))) << '\n';
+    if (report.devices.size() > 1) out << "    " << per_device_line(component, report) << '\n';
     if (!component.evidence.empty()) out << "    " << component.evidence << '\n';
+    if (const std::string line = driver_line(component); !line.empty())
+      out << "    " << paint(line.find("disagrees") != std::string::npos ? "31" : "2", line)
+          << '\n';
     if (compat::is_failure(component.verdict) || compat::is_warning(component.verdict)) {
       if (!component.explanation.empty()) out << "    " << component.explanation << '\n';
     }
@@ -72,6 +109,12 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
       out << "      " << paint("36", command) << '\n';
   }
   if (report.components.empty()) out << "no CUDA device code found in what was checked\n";
+  if (report.confirm) {
+    out << "driver check (--confirm): " << report.confirm->asked
+        << " containers loaded or refused, " << report.confirm->disagreed
+        << " disagreeing with the verdict, " << report.confirm->not_asked
+        << " binaries not asked\n";
+  }
   for (const auto& finding : report.findings) out << paint("33", "note: ") << finding << '\n';
   out << '\n';
   switch (report.verdict) {

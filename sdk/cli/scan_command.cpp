@@ -7,19 +7,24 @@
 
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
+#include "progress_line.hpp"
 #include "scan_text.hpp"
 
 namespace archfit::cli {
 
 void ScanCommand::add_to(CLI::App& app) {
   CLI::App* scan = app.add_subcommand(
-      "scan", "List every CUDA device image (SASS, PTX, LTO-IR) in files and directories");
-  scan->add_option("paths", paths_, "Files or directories (walked recursively)")->required();
+      "scan", "List every CUDA device image (SASS, PTX, LTO-IR) in files, directories and wheels");
+  scan->add_option("paths", paths_,
+                   "Files, directories (walked recursively) or .whl files (read without "
+                   "installing)")
+      ->required();
   scan->add_flag("--json", json_, "Print the archfit.scan/1 JSON document");
   scan->add_flag("--images", images_, "List every image, not only the per-file summary");
   scan->add_flag("--deep", deep_, "Decompress payloads and check them against their entry headers");
   scan->add_flag("--all", all_files_, "Also list files that hold no device code");
   scan->add_option("--threads", threads_, "Worker threads (default: one per CPU)");
+  add_progress_flags(*scan, progress_, no_progress_);
 }
 
 int ScanCommand::run() const {
@@ -29,7 +34,12 @@ int ScanCommand::run() const {
   options.threads = threads_;
 
   const auto start = std::chrono::steady_clock::now();
-  const binary::TreeScan result = binary::scan_tree(paths, options);
+  binary::TreeScan result;
+  {
+    ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
+    options.on_progress = progress.callback();
+    result = binary::scan_tree(paths, options);
+  }
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 

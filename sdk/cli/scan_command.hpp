@@ -19,6 +19,8 @@ class ScanCommand {
   bool deep_ = false;
   bool all_files_ = false;
   unsigned threads_ = 0;
+  bool progress_ = false;
+  bool no_progress_ = false;
 };
 
 }  // namespace archfit::cli

@@ -219,7 +219,7 @@ Environment g_env;
 
 archfit::check::CheckReport check_once() {
   archfit::check::CheckOptions options;  // as `archfit check --gpu "RTX 5090" --site-packages`
-  options.gpu = "RTX 5090";
+  options.gpus = {"RTX 5090"};
   options.site_packages = {g_env.site};
   return archfit::check::run_check(options);
 }
@@ -282,8 +282,9 @@ void print_report_summary(const archfit::check::CheckReport& report) {
       text += (text.empty() ? "" : ", ") + verdict + " " + std::to_string(count);
     return text;
   };
-  std::printf("check on %s (%s): verdict %s\n", report.device ? report.device->name.c_str() : "?",
-              report.device ? report.device->cc.to_string().c_str() : "?",
+  std::printf("check on %s (%s): verdict %s\n",
+              !report.devices.empty() ? report.devices[0].name.c_str() : "?",
+              !report.devices.empty() ? report.devices[0].cc.to_string().c_str() : "?",
               std::string(archfit::check::to_string(report.verdict)).c_str());
   std::printf("  %zu components: %s\n", report.components.size(),
               counts(component_verdicts).c_str());

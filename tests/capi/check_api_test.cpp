@@ -3,6 +3,7 @@
 // PTX, fastops with compute_90 PTX only.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -80,4 +81,21 @@ TEST_F(CheckApi, NullListEntriesAreRejectedByName) {
   EXPECT_EQ(archfit_check_run(context_, nullptr, &report), ARCHFIT_ERROR_INVALID_ARGUMENT);
   archfit_report_destroy(nullptr);
   EXPECT_EQ(archfit_report_verdict(nullptr), ARCHFIT_UNKNOWN);
+}
+
+TEST_F(CheckApi, WheelsAreReadOnlyWhenTheCallersStructHasThem) {
+  options_.gpu = "H100";
+  const char* wheels[1] = {"/nonexistent/torch-2.5.1-cp311-cp311-linux_x86_64.whl"};
+  options_.wheels = wheels;
+  options_.wheels_count = 1;
+  archfit_report* report = nullptr;
+  EXPECT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(archfit_last_error()).find("no wheel file at /nonexistent/torch-2.5.1"),
+            std::string::npos)
+      << archfit_last_error();
+  // A caller built against the header before `wheels` existed: not read.
+  options_.struct_size = offsetof(archfit_check_options, wheels);
+  ASSERT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
+  EXPECT_EQ(archfit_report_verdict(report), ARCHFIT_FITS);
+  archfit_report_destroy(report);
 }

@@ -8,6 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "wheel_builder.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -19,9 +21,10 @@ struct CommandResult {
 
 // Runs the archfit command with `arguments` (already shell-quoted) and
 // captures stdout; stderr goes to stdout too so failures show in the test log.
-CommandResult archfit(const std::string& arguments) {
+// `environment`: assignments put before the command, e.g. "VAR=value ".
+CommandResult run_archfit_with(const std::string& environment, const std::string& arguments) {
   CommandResult run;
-  const std::string command = std::string(ARCHFIT_CLI) + " " + arguments + " 2>&1";
+  const std::string command = environment + std::string(ARCHFIT_CLI) + " " + arguments + " 2>&1";
   FILE* pipe = ::popen(command.c_str(), "r");
   if (!pipe) return run;
   std::array<char, 4096> buffer{};
@@ -31,6 +34,8 @@ CommandResult archfit(const std::string& arguments) {
   run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   return run;
 }
+
+CommandResult run_archfit(const std::string& arguments) { return run_archfit_with("", arguments); }
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
@@ -82,14 +87,14 @@ std::string tiny_fatbin() {
 using CliScan = ScratchDir;
 
 TEST_F(CliScan, SummarisesAFatbinAndExitsZero) {
-  const CommandResult run = archfit("scan " + quoted(write("k.fatbin", tiny_fatbin())));
+  const CommandResult run = run_archfit("scan " + quoted(write("k.fatbin", tiny_fatbin())));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("compute_90 (ISA 9.0)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("1 files"), std::string::npos) << run.out;
 }
 
 TEST_F(CliScan, JsonIsTheVersionedScanDocument) {
-  const CommandResult run = archfit("scan --json " + quoted(write("k.fatbin", tiny_fatbin())));
+  const CommandResult run = run_archfit("scan --json " + quoted(write("k.fatbin", tiny_fatbin())));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["schema"], "archfit.scan/1");
@@ -108,7 +113,8 @@ TEST_F(CliScan, JsonIsTheVersionedScanDocument) {
 }
 
 TEST_F(CliScan, ImagesFlagListsEveryImageWithItsOffset) {
-  const CommandResult run = archfit("scan --images " + quoted(write("k.fatbin", tiny_fatbin())));
+  const CommandResult run =
+      run_archfit("scan --images " + quoted(write("k.fatbin", tiny_fatbin())));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("compute_90"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("@0x10"), std::string::npos) << run.out;
@@ -119,7 +125,7 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
   broken[16 + 2] = 0x7f;  // the first entry's 0x0101 marker
   write("broken.fatbin", broken);
   write("good.fatbin", tiny_fatbin());
-  const CommandResult run = archfit("scan --json " + quoted(dir_));
+  const CommandResult run = run_archfit("scan --json " + quoted(dir_));
   ASSERT_EQ(run.exit_code, 1) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 2u);
@@ -138,7 +144,7 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
 TEST_F(CliScan, FilesWithoutDeviceCodeAreNotErrors) {
   write("notes.txt", "just text\n");
   write("empty.bin", "");
-  const CommandResult run = archfit("scan " + quoted(dir_));
+  const CommandResult run = run_archfit("scan " + quoted(dir_));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("2 files"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("0 with device code"), std::string::npos) << run.out;
@@ -148,7 +154,7 @@ TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
   write("k.fatbin", tiny_fatbin());
   fs::create_directory_symlink(dir_, dir_ / "loop");
   fs::create_symlink(dir_ / "k.fatbin", dir_ / "alias.fatbin");
-  const CommandResult run = archfit("scan --json " + quoted(dir_));
+  const CommandResult run = run_archfit("scan --json " + quoted(dir_));
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 1u);
@@ -156,19 +162,19 @@ TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
 }
 
 TEST_F(CliScan, MissingPathIsReportedAndExitsOne) {
-  const CommandResult run = archfit("scan " + quoted(dir_ / "no-such.so"));
+  const CommandResult run = run_archfit("scan " + quoted(dir_ / "no-such.so"));
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("no-such.so"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("No such file"), std::string::npos) << run.out;
 }
 
 TEST(CliUsage, UnknownOptionExitsTwo) {
-  const CommandResult run = archfit("scan --no-such-option x");
+  const CommandResult run = run_archfit("scan --no-such-option x");
   EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
 TEST(CliUsage, ScanWithoutPathsExitsTwo) {
-  const CommandResult run = archfit("scan");
+  const CommandResult run = run_archfit("scan");
   EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
@@ -176,7 +182,7 @@ TEST(CliToolkit, SummarisesCublasLtContainersOutsideNvFatbin) {
   const fs::path library = fs::path(ARCHFIT_CUDA_LIB_DIR) / "libcublasLt.so.13";
   if (!fs::exists(library))
     GTEST_SKIP() << library << " is not here: the CUDA 13 toolkit's cuBLASLt is needed";
-  const CommandResult run = archfit("scan " + quoted(library));
+  const CommandResult run = run_archfit("scan " + quoted(library));
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find(".cask_resource"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find(".nv_fatbin"), std::string::npos) << run.out;
@@ -196,7 +202,7 @@ class CliCheck : public ::testing::Test {
 };
 
 TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
-  const CommandResult run = archfit("check --gpu 'RTX 5090' --site-packages " + site());
+  const CommandResult run = run_archfit("check --gpu 'RTX 5090' --site-packages " + site());
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("torch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
   EXPECT_NE(
@@ -206,14 +212,14 @@ TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
 }
 
 TEST_F(CliCheck, FittingEnvironmentExitsZero) {
-  const CommandResult run = archfit("check --gpu H100 --site-packages " + site());
+  const CommandResult run = run_archfit("check --gpu H100 --site-packages " + site());
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("fits"), std::string::npos) << run.out;
 }
 
 TEST_F(CliCheck, JsonNamesTheSchemaAndTheVerdict) {
   const CommandResult run =
-      archfit("check --json --gpu sm_120 --driver 570.86 --site-packages " + site());
+      run_archfit("check --json --gpu sm_120 --driver 570.86 --site-packages " + site());
   ASSERT_EQ(run.exit_code, 1) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["schema"], "archfit.check/1");
@@ -226,7 +232,7 @@ TEST_F(CliCheck, JsonNamesTheSchemaAndTheVerdict) {
 }
 
 TEST_F(CliCheck, UnknownGpuExitsTwoListingCloseNames) {
-  const CommandResult run = archfit("check --gpu 'RTX 5909' --site-packages " + site());
+  const CommandResult run = run_archfit("check --gpu 'RTX 5909' --site-packages " + site());
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("GeForce RTX 5090"), std::string::npos) << run.out;
 }
@@ -234,25 +240,87 @@ TEST_F(CliCheck, UnknownGpuExitsTwoListingCloseNames) {
 TEST_F(CliCheck, NoGpuAndNoneGivenSaysSoAndExitsTwo) {
   // A machine with a GPU judges its own device; the no-GPU answer is checked
   // where there is none, as on the build machines.
-  const CommandResult run = archfit("check --site-packages " + site());
+  const CommandResult run = run_archfit("check --site-packages " + site());
   if (run.out.find("GPU     none") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("pass --gpu"), std::string::npos) << run.out;
 }
 
 TEST(CliCheckOptions, APythonThatIsNotThereExitsTwoNamingIt) {
-  const CommandResult run = archfit("check --gpu 'RTX 5090' --python /nonexistent/bin/python3");
+  const CommandResult run = run_archfit("check --gpu 'RTX 5090' --python /nonexistent/bin/python3");
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("no Python at /nonexistent/bin/python3"), std::string::npos) << run.out;
 }
 
 TEST_F(CliCheck, PlanPrintsAScriptThatChecksAgainWithTheSameOptions) {
-  const CommandResult run = archfit("check --plan --gpu 'RTX 5090' --site-packages " + site());
+  const CommandResult run = run_archfit("check --plan --gpu 'RTX 5090' --site-packages " + site());
   EXPECT_EQ(run.exit_code, 1) << run.out;  // the environment still fails until the plan is run
   EXPECT_EQ(run.out.rfind("#!/bin/sh\n", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.7.0"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("archfit check --gpu 'RTX 5090' --site-packages '" +
                          fs::absolute(ARCHFIT_DEMO_SITE).string()),
+            std::string::npos)
+      << run.out;
+}
+
+// A wheel made from the demo environment's torch library: scanned and checked
+// as it is, without installing it.
+class CliWheel : public ScratchDir {
+ protected:
+  void SetUp() override {
+    ScratchDir::SetUp();
+    const fs::path library = fs::path(ARCHFIT_DEMO_SITE) / "torch" / "lib" / "libtorch_cuda.so";
+    if (!fs::exists(library)) GTEST_SKIP() << "the demo environment was not built in " << library;
+    wheel_ = dir_ / "torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl";
+    archfit::test::write_zip(wheel_,
+                             {{"torch/lib/libtorch_cuda.so", archfit::test::file_content(library)},
+                              {"torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n"},
+                              {"torch-2.5.1.dist-info/METADATA", "Name: torch\nVersion: 2.5.1\n"}});
+  }
+  fs::path wheel_;
+};
+
+TEST_F(CliWheel, ScanListsTheWheelsLibraryByItsPathInsideTheWheel) {
+  const CommandResult run = run_archfit("scan --json " + quoted(wheel_));
+  ASSERT_EQ(run.exit_code, 0) << run.out;
+  const auto doc = nlohmann::json::parse(run.out);
+  ASSERT_EQ(doc["files"].size(), 1u) << run.out;
+  EXPECT_EQ(doc["files"][0]["path"], wheel_.string() + "!/torch/lib/libtorch_cuda.so");
+  EXPECT_GT(doc["files"][0]["images"].size(), 0u);
+}
+
+TEST_F(CliWheel, CheckWheelFailsOnAnRtx5090AndNamesTheWheel) {
+  const CommandResult run = run_archfit("check --wheel " + quoted(wheel_) + " --gpu 'RTX 5090'");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("wheel   torch 2.5.1"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("torch 2.5.1  no-image"), std::string::npos) << run.out;
+}
+
+TEST_F(CliWheel, CheckWheelThatIsNotThereExitsTwo) {
+  const CommandResult run =
+      run_archfit("check --wheel " + quoted(dir_ / "none.whl") + " --gpu H100");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("none.whl"), std::string::npos) << run.out;
+}
+
+TEST_F(CliWheel, ProgressIsSilentForAScanUnderASecond) {
+  const CommandResult run = run_archfit("scan --progress " + quoted(wheel_));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_EQ(run.out.find("archfit: scanning"), std::string::npos) << run.out;
+}
+
+// --confirm with the test-only driver on the loader path, as a user's machine
+// has the real one: one RTX 4090.
+TEST_F(CliCheck, ConfirmAsksTheDriverAndSaysItAgrees) {
+  const std::string driver = std::string("LD_LIBRARY_PATH=") + quoted(ARCHFIT_FAKE_CUDA_DIR) +
+                             " ARCHFIT_FAKE_CUDA_DEVICES='NVIDIA GeForce RTX 4090,8.9,1' ";
+  const CommandResult run = run_archfit_with(driver, "check --confirm --site-packages " + site());
+  EXPECT_EQ(run.exit_code, 1) << run.out;  // fastops' compute_90 PTX cannot run on 8.9
+  EXPECT_NE(run.out.find("GPU     NVIDIA GeForce RTX 4090"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("driver check (--confirm): 2 containers loaded or refused, 0 disagreeing"),
+            std::string::npos)
+      << run.out;
+  EXPECT_NE(run.out.find("driver: 1 of 1 containers loaded by the driver, as judged"),
             std::string::npos)
       << run.out;
 }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "check/report_json.hpp"
+#include "saved_env.hpp"
 
 namespace fs = std::filesystem;
 using archfit::check::CheckError;
@@ -72,11 +73,11 @@ class CheckTest : public ::testing::Test {
 }  // namespace
 
 TEST_F(CheckTest, Rtx5090FailsOnATorchWithoutSm120AndNamesTheTorchThatFits) {
-  options_.gpu = "RTX 5090";
+  options_.gpus = {"RTX 5090"};
   const auto report = run_check(options_);
-  ASSERT_TRUE(report.device);
-  EXPECT_TRUE(report.device->simulated);
-  EXPECT_EQ(report.device->cc.sm(), 120u);
+  ASSERT_EQ(report.devices.size(), 1u);
+  EXPECT_TRUE(report.devices[0].simulated);
+  EXPECT_EQ(report.devices[0].cc.sm(), 120u);
   EXPECT_EQ(report.verdict, OverallVerdict::fails);
   ASSERT_EQ(report.torch, "2.5.1+cu124");
   ASSERT_EQ(report.components.size(), 2u);
@@ -95,7 +96,7 @@ TEST_F(CheckTest, Rtx5090FailsOnATorchWithoutSm120AndNamesTheTorchThatFits) {
 }
 
 TEST_F(CheckTest, AnOldDriverTurnsTheJitIntoAFailureWithTheDriverToInstall) {
-  options_.gpu = "RTX 5090";
+  options_.gpus = {"RTX 5090"};
   options_.driver = "570.86";  // knows PTX ISA up to 8.7; the fixture's PTX is 9.0
   const auto report = run_check(options_);
   EXPECT_EQ(report.driver.max_ptx_isa->to_string(), "8.7");
@@ -107,7 +108,7 @@ TEST_F(CheckTest, AnOldDriverTurnsTheJitIntoAFailureWithTheDriverToInstall) {
 }
 
 TEST_F(CheckTest, Rtx4090RunsTorchNativelyButNotPtxBuiltForHopper) {
-  options_.gpu = "GeForce RTX 4090";
+  options_.gpus = {"GeForce RTX 4090"};
   const auto report = run_check(options_);
   EXPECT_EQ(report.verdict, OverallVerdict::fails);
   EXPECT_EQ(component(report, "torch").verdict, Verdict::native);
@@ -118,7 +119,7 @@ TEST_F(CheckTest, Rtx4090RunsTorchNativelyButNotPtxBuiltForHopper) {
 }
 
 TEST_F(CheckTest, HopperFitsPtxBuiltForIt) {
-  options_.gpu = "sm_90";
+  options_.gpus = {"sm_90"};
   fs::remove_all(site_ / "torch");  // only fastops' compute_90 PTX is left
   const auto report = run_check(options_);
   EXPECT_EQ(report.verdict, OverallVerdict::fits);
@@ -127,7 +128,7 @@ TEST_F(CheckTest, HopperFitsPtxBuiltForIt) {
 
 TEST_F(CheckTest, WithoutAGpuTheReportSaysSoAndJudgesNothing) {
   const auto report = run_check(options_);
-  EXPECT_FALSE(report.device);
+  EXPECT_TRUE(report.devices.empty());
   EXPECT_EQ(report.verdict, OverallVerdict::unknown);
   std::string findings;
   for (const auto& f : report.findings) findings += f + "\n";
@@ -136,7 +137,7 @@ TEST_F(CheckTest, WithoutAGpuTheReportSaysSoAndJudgesNothing) {
 }
 
 TEST_F(CheckTest, JsonIsTheVersionedCheckDocument) {
-  options_.gpu = "RTX 5090";
+  options_.gpus = {"RTX 5090"};
   const auto doc = archfit::check::check_document(run_check(options_));
   EXPECT_EQ(doc["schema"], "archfit.check/1");
   EXPECT_EQ(doc["verdict"], "fails");
@@ -151,7 +152,7 @@ TEST_F(CheckTest, JsonIsTheVersionedCheckDocument) {
 }
 
 TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
-  options_.gpu = "RTX 9999 Ultra";
+  options_.gpus = {"RTX 9999 Ultra"};
   try {
     run_check(options_);
     FAIL() << "an unknown GPU name must be an error";
@@ -159,7 +160,7 @@ TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
     EXPECT_NE(std::string(error.what()).find("closest known names"), std::string::npos)
         << error.what();
   }
-  options_.gpu = "RTX 5090";
+  options_.gpus = {"RTX 5090"};
   options_.driver = "not-a-driver";
   EXPECT_THROW(run_check(options_), CheckError);
   options_.driver.reset();
@@ -168,7 +169,7 @@ TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
 }
 
 TEST_F(CheckTest, ListsTheCudaRuntimesAProcessCouldLoadAndWarnsWhenMajorsMix) {
-  options_.gpu = "RTX 5090";
+  options_.gpus = {"RTX 5090"};
   fs::create_directories(site_ / "nvidia" / "cuda_runtime" / "lib");
   std::ofstream(site_ / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12") << "x";
   const auto report = run_check(options_);
@@ -187,4 +188,130 @@ TEST_F(CheckTest, ListsTheCudaRuntimesAProcessCouldLoadAndWarnsWhenMajorsMix) {
         return finding.starts_with("More than one CUDA runtime major");
       });
   EXPECT_EQ(warned, other_major);
+}
+
+TEST_F(CheckTest, EveryGpuIsJudgedAndTheVerdictIsTheWorstOfThem) {
+  options_.gpus = {"RTX 4090", "RTX 5090"};
+  const auto report = run_check(options_);
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  // torch: SASS sm_86/sm_89 runs on the 4090, nothing runs on the 5090.
+  const auto& torch = component(report, "torch");
+  EXPECT_EQ(torch.per_device, (std::vector<Verdict>{Verdict::native, Verdict::no_image}));
+  EXPECT_EQ(torch.verdict, Verdict::no_image);
+  EXPECT_EQ(torch.device, "GeForce RTX 5090");
+  EXPECT_NE(torch.fix.summary.find("sm_120"), std::string::npos) << torch.fix.summary;
+  // fastops: compute_90 PTX JIT-compiles on the 5090 but cannot run on the 4090.
+  const auto& fastops = component(report, "fastops");
+  EXPECT_EQ(fastops.per_device, (std::vector<Verdict>{Verdict::no_image, Verdict::ptx_jit}));
+  EXPECT_EQ(fastops.device, "GeForce RTX 4090");
+  ASSERT_FALSE(fastops.fix.commands.empty());
+  // The rebuild covers both GPUs, so fixing one does not break the other.
+  EXPECT_NE(fastops.fix.commands[0].find("TORCH_CUDA_ARCH_LIST=\"8.9;12.0\""), std::string::npos)
+      << fastops.fix.commands[0];
+}
+
+TEST_F(CheckTest, EveryRealGpuTheDriverReportsIsJudged) {
+  const archfit::testing::SavedEnv saved{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_INIT"};
+  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
+           "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984", 1);
+  ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
+  options_.libcuda = ARCHFIT_FAKE_CUDA;
+  const auto report = run_check(options_);
+  ASSERT_EQ(report.devices.size(), 2u);
+  EXPECT_FALSE(report.devices[1].simulated);
+  EXPECT_EQ(report.devices[1].cc.sm(), 90u);
+  const auto& fastops = component(report, "fastops");
+  EXPECT_EQ(fastops.per_device, (std::vector<Verdict>{Verdict::no_image, Verdict::ptx_jit}));
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+}
+
+TEST_F(CheckTest, OnAJetsonTheTorchFixPointsAtJetPackNotADriverRelease) {
+  options_.gpus = {"Jetson Thor"};
+  const auto report = run_check(options_);
+  const auto& torch = component(report, "torch");
+  EXPECT_EQ(torch.verdict, Verdict::no_image);
+  EXPECT_NE(torch.fix.summary.find("JetPack"), std::string::npos) << torch.fix.summary;
+  EXPECT_EQ(torch.fix.summary.find("NVIDIA driver"), std::string::npos) << torch.fix.summary;
+}
+
+// --confirm (check/confirm.cpp) against the test-only driver, whose
+// cuModuleLoadData applies NVIDIA's rules on its own (tests/fakes/).
+class CheckConfirmTest : public CheckTest {
+ protected:
+  void SetUp() override {
+    CheckTest::SetUp();
+    if (IsSkipped()) return;
+    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
+             "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984", 1);
+    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
+    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
+    options_.libcuda = ARCHFIT_FAKE_CUDA;
+    options_.confirm = true;
+  }
+  const archfit::check::DriverAnswer* answer(const archfit::check::ComponentResult& c,
+                                             const std::string& device) {
+    for (const auto& a : c.binaries.at(0).driver)
+      if (a.device == device) return &a;
+    return nullptr;
+  }
+  archfit::testing::SavedEnv saved_{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_INIT",
+                                    "ARCHFIT_FAKE_CUDA_MODULE_LOAD", "ARCHFIT_FAKE_CUDA_VERSION"};
+};
+
+TEST_F(CheckConfirmTest, TheDriverAgreesWithEveryVerdictOnEveryGpu) {
+  const auto report = run_check(options_);
+  ASSERT_TRUE(report.confirm);
+  EXPECT_EQ(report.confirm->asked, 4u);  // two binaries on two GPUs
+  EXPECT_EQ(report.confirm->disagreed, 0u);
+  const auto& torch = component(report, "torch");
+  ASSERT_TRUE(answer(torch, "NVIDIA GeForce RTX 4090"));
+  EXPECT_TRUE(answer(torch, "NVIDIA GeForce RTX 4090")->loaded);  // sm_89 SASS
+  ASSERT_TRUE(answer(torch, "NVIDIA H100 80GB HBM3"));
+  EXPECT_FALSE(answer(torch, "NVIDIA H100 80GB HBM3")->loaded);  // no sm_90, no PTX
+  EXPECT_EQ(answer(torch, "NVIDIA H100 80GB HBM3")->error, "CUDA_ERROR_NO_BINARY_FOR_GPU (209)");
+  const auto& fastops = component(report, "fastops");
+  EXPECT_FALSE(answer(fastops, "NVIDIA GeForce RTX 4090")->loaded);  // compute_90 PTX on 8.9
+  EXPECT_TRUE(answer(fastops, "NVIDIA H100 80GB HBM3")->loaded);
+  for (const auto& c : report.components)
+    for (const auto& b : c.binaries)
+      for (const auto& a : b.driver) EXPECT_TRUE(a.agrees) << b.path << " on " << a.device;
+}
+
+TEST_F(CheckConfirmTest, ADriverThatRefusesWhatArchfitSaysRunsIsReportedAsADisagreement) {
+  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);  // refuses everything
+  const auto report = run_check(options_);
+  ASSERT_TRUE(report.confirm);
+  EXPECT_EQ(report.confirm->disagreed, 2u);  // torch on the 4090, fastops on the H100
+  std::string findings;
+  for (const auto& f : report.findings) findings += f + "\n";
+  EXPECT_NE(findings.find("The driver disagrees about " +
+                          (site_ / "torch/lib/libtorch_cuda.so").string() +
+                          " on NVIDIA GeForce RTX 4090: archfit judged native, but the driver "
+                          "answered CUDA_ERROR_NO_BINARY_FOR_GPU (209)."),
+            std::string::npos)
+      << findings;
+  const auto json = archfit::check::check_document(report);
+  EXPECT_EQ(json["confirm"]["disagreed"], 2);
+}
+
+TEST_F(CheckConfirmTest, SimulatedGpusAreNotConfirmedAndTheReportSaysSo) {
+  options_.gpus = {"RTX 5090"};
+  const auto report = run_check(options_);
+  ASSERT_TRUE(report.confirm);
+  EXPECT_EQ(report.confirm->asked, 0u);
+  std::string findings;
+  for (const auto& f : report.findings) findings += f + "\n";
+  EXPECT_NE(findings.find("the GPUs named with --gpu are simulated"), std::string::npos)
+      << findings;
+}
+
+TEST_F(CheckConfirmTest, WithoutConfirmTheDriverIsNeverAskedToLoadAnything) {
+  options_.confirm = false;
+  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);
+  const auto report = run_check(options_);
+  EXPECT_FALSE(report.confirm);
+  for (const auto& c : report.components)
+    for (const auto& b : c.binaries) EXPECT_TRUE(b.driver.empty());
 }

@@ -19,7 +19,7 @@ namespace {
 
 CheckReport failing_report() {
   CheckReport report;
-  report.device = archfit::check::DeviceInfo{"GeForce RTX 5090", {12, 0}, true, 0};
+  report.devices = {archfit::check::DeviceInfo{"GeForce RTX 5090", {12, 0}, true, 0, -1}};
   ComponentResult torch;
   torch.component = {archfit::env::ComponentKind::distribution, "torch", "2.5.1+cu124", {}};
   torch.verdict = Verdict::no_image;

@@ -205,6 +205,12 @@ typedef struct archfit_check_options {
   const char* const* paths; /* further files or directories */
   size_t paths_count;
   const char* kb_dir; /* NULL: ARCHFIT_KB_DIR, then the built-in knowledge base */
+  /* Added in 0.1 after kb_dir: .whl files judged as they are, not installed. */
+  const char* const* wheels;
+  size_t wheels_count;
+  /* Non-zero: ask the real driver to load one container of each binary on
+   * each real GPU (cuModuleLoadData) and report where it disagrees. */
+  int confirm;
 } archfit_check_options;
 
 typedef enum archfit_overall_verdict {

@@ -45,12 +45,14 @@ archfit_status archfit_check_run(archfit_context* context, const archfit_check_o
     require_argument(out_report, "out_report");
     const auto options = archfit::capi::read_options(given, "archfit_check_options");
     check::CheckOptions settings;
-    if (options.gpu) settings.gpu = options.gpu;
+    if (options.gpu) settings.gpus = {options.gpu};
     if (options.driver) settings.driver = options.driver;
     settings.site_packages =
         path_list(options.site_packages, options.site_packages_count, "site_packages");
     if (options.custom_nodes) settings.custom_nodes = std::filesystem::path(options.custom_nodes);
     settings.paths = path_list(options.paths, options.paths_count, "paths");
+    settings.wheels = path_list(options.wheels, options.wheels_count, "wheels");
+    settings.confirm = options.confirm != 0;
     if (options.kb_dir) settings.kb_dir = std::filesystem::path(options.kb_dir);
     settings.threads = context->threads;
     auto report = std::make_unique<archfit_report>();

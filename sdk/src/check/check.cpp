@@ -5,8 +5,10 @@
 #include <tuple>
 
 #include "advise.hpp"
+#include "binary/archive_scan.hpp"
 #include "binary/parallel.hpp"
 #include "binary/tree_scan.hpp"
+#include "confirm.hpp"
 #include "env/cuda_driver.hpp"
 #include "env/python_env.hpp"
 #include "kb/kb_error.hpp"
@@ -38,43 +40,38 @@ kb::KnowledgeBase load_kb(const CheckOptions& options) {
   }
 }
 
-// The device to judge against: the one named with --gpu, else the first real
-// GPU. Without either, the report says so and judges nothing.
-void choose_device(const CheckOptions& options, const kb::KnowledgeBase& kb, CheckReport& report) {
-  if (options.gpu) {
+// The devices to judge against: those named with --gpu, else every real GPU.
+// Without either, the report says so and judges nothing.
+void choose_devices(const CheckOptions& options, const kb::KnowledgeBase& kb, CheckReport& report) {
+  for (const auto& name : options.gpus) {
     try {
-      const auto gpu = kb.resolve_gpu(*options.gpu);
-      report.device = DeviceInfo{gpu.name, gpu.cc, true, 0};
+      const auto gpu = kb.resolve_gpu(name);
+      report.devices.push_back(DeviceInfo{gpu.name, gpu.cc, true, 0, -1});
     } catch (const kb::KbError& error) {
       throw CheckError(std::string("--gpu: ") + error.what());
     }
-    // Device and driver both simulated: nothing the real driver says is used,
-    // so do not load it (cuInit inside a host process starts threads).
-    if (options.driver) return;
   }
+  // Devices and driver both simulated: nothing the real driver says is used,
+  // so do not load it (cuInit inside a host process starts threads).
+  if (!options.gpus.empty() && options.driver) return;
   env::DriverProbeOptions probe_options;
   probe_options.library = options.libcuda;
   const env::DriverProbe probe = env::probe_driver(probe_options);
   report.driver.version = probe.release;
   report.driver.cuda_version = probe.cuda_version_string();
-  if (!report.device) {
-    if (probe.usable()) {
-      const auto& gpu = probe.devices.front();
-      report.device =
-          DeviceInfo{gpu.name,
-                     {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)},
-                     false,
-                     gpu.total_memory};
-      if (probe.devices.size() > 1) {
-        report.findings.push_back(std::to_string(probe.devices.size()) +
-                                  " GPUs found; judging against GPU 0 (" + gpu.name +
-                                  "). Use --gpu to ask about another.");
-      }
-    } else {
-      report.findings.insert(report.findings.end(), probe.findings.begin(), probe.findings.end());
-      report.findings.push_back(
-          "No GPU to judge against: pass --gpu NAME (e.g. --gpu \"RTX 5090\") to ask about one.");
-    }
+  if (!options.gpus.empty()) return;
+  for (const auto& gpu : probe.devices) {
+    report.devices.push_back(
+        DeviceInfo{gpu.name,
+                   {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)},
+                   false,
+                   gpu.total_memory,
+                   gpu.ordinal});
+  }
+  if (report.devices.empty()) {
+    report.findings.insert(report.findings.end(), probe.findings.begin(), probe.findings.end());
+    report.findings.push_back(
+        "No GPU to judge against: pass --gpu NAME (e.g. --gpu \"RTX 5090\") to ask about one.");
   }
 }
 
@@ -110,6 +107,105 @@ void note_mixed_runtimes(CheckReport& report) {
       "); which one a library loads depends on its RPATH and LD_LIBRARY_PATH.");
 }
 
+// Each --wheel: its name, version and tags, read from inside it. The scan
+// opens it again for its libraries (scan_tree reads named wheels).
+void read_wheels(const CheckOptions& options, CheckReport& report, std::vector<fs::path>& roots) {
+  for (const auto& path : options.wheels) {
+    if (!fs::is_regular_file(path)) throw CheckError("no wheel file at " + path.string());
+    if (!binary::is_wheel(path)) throw CheckError(path.string() + " is not a wheel (a .whl file)");
+    env::Wheel wheel = env::read_wheel(path);
+    for (const auto& problem : wheel.problems) report.findings.push_back(problem.message);
+    if (!wheel.targets_linux()) {
+      report.findings.push_back(path.filename().string() + " is built for " + wheel.tags.front() +
+                                ", not Linux; archfit reads Linux ELF libraries, so its "
+                                "Windows or macOS binaries were not judged.");
+    }
+    if (wheel.torch && !report.torch) report.torch = wheel.torch->version;
+    roots.push_back(path);
+    report.wheels.push_back(std::move(wheel));
+  }
+}
+
+// A member of a --wheel ("x.whl!/pkg/lib.so") belongs to that wheel's
+// distribution; an empty name when the file is not in a wheel.
+env::Component wheel_component(const std::vector<env::Wheel>& wheels, const std::string& path) {
+  for (const auto& wheel : wheels) {
+    const std::string prefix = wheel.path.string() + std::string(binary::kMemberSeparator);
+    if (path.starts_with(prefix))
+      return {env::ComponentKind::distribution, wheel.name, wheel.version, wheel.path};
+  }
+  return {};
+}
+
+// Who owns a binary: the --wheel it came from, else the first site-packages
+// whose RECORD lists it, else its custom-node pack or the file itself.
+env::Component attribute(const std::string& path, const std::vector<env::Wheel>& wheels,
+                         const std::vector<env::SitePackages>& sites,
+                         const std::optional<fs::path>& custom_nodes) {
+  if (auto component = wheel_component(wheels, path); !component.name.empty()) return component;
+  env::Component component = env::attribute(path, nullptr, custom_nodes);
+  for (const auto& site : sites) {
+    component = env::attribute(path, &site, custom_nodes);
+    if (component.kind == env::ComponentKind::distribution) break;
+  }
+  return component;
+}
+
+// A binary judged on each device; its judgement is the one on the device
+// where it fares worst (the first such device on a tie).
+BinaryResult judge_on_every_device(const binary::FileScan& file,
+                                   const std::vector<DeviceInfo>& devices,
+                                   const compat::Driver& driver) {
+  BinaryResult result{file.path, {}, {}, {}};
+  for (const auto& device : devices) {
+    compat::BinaryJudgement judgement = compat::judge_binary(file, device.cc, driver);
+    result.per_device.push_back(judgement.verdict);
+    if (result.per_device.size() == 1 ||
+        compat::badness(judgement.verdict) > compat::badness(result.judgement.verdict))
+      result.judgement = std::move(judgement);
+  }
+  return result;
+}
+
+std::optional<size_t> worst_binary_of(const ComponentResult& result) {
+  std::vector<compat::BinaryJudgement> judgements;
+  for (const auto& binary : result.binaries) judgements.push_back(binary.judgement);
+  return compat::worst_binary(judgements);
+}
+
+const DeviceInfo* device_named(const std::vector<DeviceInfo>& devices, const std::string& name) {
+  for (const auto& device : devices)
+    if (device.name == name) return &device;
+  return devices.empty() ? nullptr : &devices.front();
+}
+
+// A component's verdict on each device is its worst binary's there; its
+// overall verdict, evidence and explanation are those of the worst device.
+void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) {
+  result.per_device.assign(devices.size(), compat::Verdict::no_device_code);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    for (const auto& binary : result.binaries) {
+      if (compat::badness(binary.per_device[d]) > compat::badness(result.per_device[d]))
+        result.per_device[d] = binary.per_device[d];
+    }
+  }
+  const auto worst = worst_binary_of(result);
+  if (devices.empty() || !worst) {
+    result.verdict = compat::Verdict::no_device_code;
+    return;
+  }
+  const auto& judgement = result.binaries[*worst].judgement;
+  result.verdict = judgement.verdict;
+  result.evidence = judgement.evidence;
+  result.explanation = judgement.explanation;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (result.per_device[d] == result.verdict) {
+      result.device = devices[d].name;
+      break;
+    }
+  }
+}
+
 struct ComponentKey {
   env::ComponentKind kind;
   std::string name;
@@ -122,7 +218,7 @@ struct ComponentKey {
 CheckReport run_check(const CheckOptions& options) {
   const kb::KnowledgeBase kb = load_kb(options);
   CheckReport report;
-  choose_device(options, kb, report);
+  choose_devices(options, kb, report);
   choose_driver(options, kb, report);
 
   std::vector<env::SitePackages> sites;
@@ -134,16 +230,19 @@ CheckReport run_check(const CheckOptions& options) {
     roots.push_back(dir);
   }
   report.libraries =
-      env::find_cuda_libraries(env::default_cuda_library_search(options.site_packages));
+      env::find_cuda_libraries(env::default_cuda_library_search(options.site_packages), sites);
   note_mixed_runtimes(report);
   if (options.custom_nodes) roots.push_back(*options.custom_nodes);
+  read_wheels(options, report, roots);
   roots.insert(roots.end(), options.paths.begin(), options.paths.end());
   if (roots.empty())
     throw CheckError(
-        "nothing to check: give --site-packages DIR, --venv DIR, --custom-nodes DIR or paths");
+        "nothing to check: give --site-packages DIR, --venv DIR, --custom-nodes DIR, --wheel FILE "
+        "or paths");
 
   binary::TreeScanOptions scan_options;
   scan_options.threads = options.threads;
+  scan_options.on_progress = options.on_progress;
   const binary::TreeScan scan = binary::scan_tree(roots, scan_options);
 
   const compat::Driver driver{report.driver.version, report.driver.max_ptx_isa};
@@ -153,33 +252,31 @@ CheckReport run_check(const CheckOptions& options) {
     if (!file.problems.empty())
       report.findings.push_back(file.path + ": " + file.problems.front().message);
     if (!file.has_device_code()) continue;
-    env::Component component;
-    for (const auto& site : sites) {
-      component = env::attribute(file.path, &site, options.custom_nodes);
-      if (component.kind == env::ComponentKind::distribution) break;
-    }
-    if (sites.empty()) component = env::attribute(file.path, nullptr, options.custom_nodes);
+    const env::Component component =
+        attribute(file.path, report.wheels, sites, options.custom_nodes);
     const ComponentKey key{component.kind, component.name, component.root.string()};
     auto& result = grouped[key];
     result.component = component;
-    BinaryResult binary{file.path, {}};
-    if (report.device) binary.judgement = compat::judge_binary(file, report.device->cc, driver);
-    result.binaries.push_back(std::move(binary));
+    result.binaries.push_back(judge_on_every_device(file, report.devices, driver));
     scans[key].push_back(&file);
   }
 
+  if (options.confirm) {
+    std::vector<ConfirmItem> items;
+    for (auto& [key, result] : grouped) {
+      for (size_t b = 0; b < result.binaries.size(); ++b)
+        items.push_back({&result.binaries[b], scans[key][b]});
+    }
+    confirm_with_driver(items, driver, options.libcuda, report);
+  }
+
   for (auto& [key, result] : grouped) {
-    std::vector<compat::BinaryJudgement> judgements;
-    for (const auto& binary : result.binaries) judgements.push_back(binary.judgement);
-    const auto worst = compat::worst_binary(judgements);
-    if (!report.device || !worst) {
-      result.verdict = compat::Verdict::no_device_code;
-    } else {
-      const auto& judgement = judgements[*worst];
-      result.verdict = judgement.verdict;
-      result.evidence = judgement.evidence;
-      result.explanation = judgement.explanation;
-      result.fix = advise(result, judgement, scans[key][*worst], *report.device, kb);
+    aggregate(result, report.devices);
+    const auto worst = worst_binary_of(result);
+    if (!report.devices.empty() && worst) {
+      const DeviceInfo& device = *device_named(report.devices, result.device);
+      result.fix = advise(result, result.binaries[*worst].judgement, scans[key][*worst], device,
+                          report.devices, kb);
     }
     report.components.push_back(std::move(result));
   }
@@ -189,7 +286,7 @@ CheckReport run_check(const CheckOptions& options) {
                             std::tuple(compat::badness(a.verdict), b.component.name);
                    });
 
-  if (!report.device) {
+  if (report.devices.empty()) {
     report.verdict = OverallVerdict::unknown;
   } else {
     const bool fails =

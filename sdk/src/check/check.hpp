@@ -7,9 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "binary/scan_progress.hpp"
 #include "compat/rules.hpp"
 #include "env/attribution.hpp"
 #include "env/cuda_libraries.hpp"
+#include "env/wheel.hpp"
 
 namespace archfit::check {
 
@@ -21,14 +23,21 @@ class CheckError : public std::runtime_error {
 };
 
 struct CheckOptions {
-  std::optional<std::string> gpu;     // "RTX 5090", "sm_120", "12.0": simulate this device
-  std::optional<std::string> driver;  // "570.86": simulate this driver release
+  // "RTX 5090", "sm_120", "12.0": simulate these devices instead of the real
+  // ones; several for a machine with more than one GPU.
+  std::vector<std::string> gpus;
+  std::optional<std::string> driver;                 // "570.86": simulate this driver release
   std::vector<std::filesystem::path> site_packages;  // --site-packages / --venv
   std::optional<std::filesystem::path> custom_nodes;
-  std::vector<std::filesystem::path> paths;  // further files or trees to judge
+  std::vector<std::filesystem::path> wheels;  // --wheel: judged as they are, not installed
+  std::vector<std::filesystem::path> paths;   // further files or trees to judge
   std::optional<std::filesystem::path> kb_dir;
   std::filesystem::path libcuda;  // empty: the loader's libcuda.so.1
   unsigned threads = 0;
+  binary::ProgressCallback on_progress;  // the scan's progress, for a progress line
+  // --confirm: ask the real driver to load one container of each judged
+  // binary on each real GPU, and say where it disagrees with the verdict.
+  bool confirm = false;
 };
 
 struct DeviceInfo {
@@ -36,6 +45,7 @@ struct DeviceInfo {
   compat::ComputeCapability cc;
   bool simulated = false;
   uint64_t memory = 0;
+  int ordinal = -1;  // the driver's device number; -1 when simulated
 };
 
 struct DriverInfo {
@@ -50,17 +60,36 @@ struct Fix {
   std::vector<std::string> commands;
 };
 
+// The real driver's answer to cuModuleLoadData on one device (--confirm).
+struct DriverAnswer {
+  std::string device;
+  bool loaded = false;
+  std::string error;   // "CUDA_ERROR_NO_BINARY_FOR_GPU (209)"; empty when loaded
+  bool agrees = true;  // loaded exactly when archfit's verdict says it runs
+};
+
 struct BinaryResult {
   std::filesystem::path path;
-  compat::BinaryJudgement judgement;
+  compat::BinaryJudgement judgement;        // on the device where it fares worst
+  std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
+  std::vector<DriverAnswer> driver;         // --confirm only: one per real device asked
+};
+
+// What --confirm did, for the report's summary.
+struct ConfirmSummary {
+  size_t asked = 0;      // containers handed to the driver, over all devices
+  size_t disagreed = 0;  // of those, answers that contradict the verdict
+  size_t not_asked = 0;  // binaries with nothing launchable to hand over, or inside a wheel
 };
 
 struct ComponentResult {
   env::Component component;
   compat::Verdict verdict = compat::Verdict::no_device_code;
-  std::string evidence;     // of the worst binary
-  std::string explanation;  // of the worst binary
-  Fix fix;                  // empty when nothing needs changing
+  std::string device;                       // the device the verdict, evidence and fix are about
+  std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
+  std::string evidence;                     // of the worst binary
+  std::string explanation;                  // of the worst binary
+  Fix fix;                                  // empty when nothing needs changing
   std::vector<BinaryResult> binaries;
 };
 
@@ -68,12 +97,14 @@ enum class OverallVerdict { fits, fails, unknown };
 std::string_view to_string(OverallVerdict verdict);
 
 struct CheckReport {
-  std::optional<DeviceInfo> device;  // nullopt: no GPU and none given
+  std::vector<DeviceInfo> devices;  // every GPU judged against; empty: no GPU and none given
   DriverInfo driver;
   std::optional<std::string> torch;         // "2.5.1+cu124" when a torch is installed
   std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order
+  std::vector<env::Wheel> wheels;           // --wheel files, with their tags
   std::vector<ComponentResult> components;  // worst first
   std::vector<std::string> findings;        // probe and scan problems, in sentences
+  std::optional<ConfirmSummary> confirm;    // present when --confirm asked the driver
   OverallVerdict verdict = OverallVerdict::unknown;
 };
 

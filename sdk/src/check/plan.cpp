@@ -13,6 +13,17 @@ std::string with_environment_pip(std::string command) {
   return command;
 }
 
+// "GeForce RTX 4090 (sm_89) and GeForce RTX 5090 (sm_120)".
+std::string device_names(const std::vector<DeviceInfo>& devices) {
+  if (devices.empty()) return "this GPU";
+  std::string names;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (d) names += d + 1 == devices.size() ? " and " : ", ";
+    names += devices[d].name + " (" + devices[d].cc.sm_name() + ")";
+  }
+  return names;
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& text) {
@@ -24,9 +35,7 @@ std::string shell_quote(const std::string& text) {
 std::string render_plan(const CheckReport& report, const PlanContext& context) {
   std::ostringstream out;
   out << "#!/bin/sh\n"
-      << "# archfit plan: replace what will not run on "
-      << (report.device ? report.device->name + " (" + report.device->cc.sm_name() + ")"
-                        : std::string("this GPU"))
+      << "# archfit plan: replace what will not run on " << device_names(report.devices)
       << ".\n# Read it before you run it; archfit never runs it. Stops at the first failing step.\n"
       << "set -eu\n"
       << "PYTHON=\"${PYTHON:-" << (context.python.empty() ? "python3" : context.python) << "}\"\n\n"

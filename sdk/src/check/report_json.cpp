@@ -8,6 +8,27 @@ namespace {
 
 json fix_json(const Fix& fix) { return {{"summary", fix.summary}, {"commands", fix.commands}}; }
 
+// [{"device": "GeForce RTX 4090", "verdict": "native"}, …], one per device.
+json per_device_json(const std::vector<compat::Verdict>& verdicts,
+                     const std::vector<DeviceInfo>& devices) {
+  json out = json::array();
+  for (size_t d = 0; d < verdicts.size() && d < devices.size(); ++d)
+    out.push_back({{"device", devices[d].name}, {"verdict", compat::to_string(verdicts[d])}});
+  return out;
+}
+
+// --confirm: what the real driver said when asked to load the binary.
+json driver_answers_json(const std::vector<DriverAnswer>& answers) {
+  json out = json::array();
+  for (const auto& answer : answers) {
+    out.push_back({{"device", answer.device},
+                   {"loaded", answer.loaded},
+                   {"error", answer.error.empty() ? json(nullptr) : json(answer.error)},
+                   {"agrees", answer.agrees}});
+  }
+  return out;
+}
+
 json binary_json(const BinaryResult& binary) {
   const auto& j = binary.judgement;
   return {{"path", binary.path.string()},
@@ -17,19 +38,32 @@ json binary_json(const BinaryResult& binary) {
           {"ptx", j.ptx},
           {"evidence", j.evidence},
           {"assumes_driver", j.assumes_driver},
-          {"scan_incomplete", j.scan_incomplete}};
+          {"scan_incomplete", j.scan_incomplete},
+          {"driver", driver_answers_json(binary.driver)}};
+}
+
+json wheels_json(const std::vector<env::Wheel>& wheels) {
+  json out = json::array();
+  for (const auto& wheel : wheels) {
+    out.push_back({{"path", wheel.path.string()},
+                   {"name", wheel.name},
+                   {"version", wheel.version},
+                   {"tags", wheel.tags},
+                   {"torch", wheel.torch ? json(wheel.torch->version) : json(nullptr)}});
+  }
+  return out;
 }
 
 }  // namespace
 
 json check_document(const CheckReport& report) {
   json devices = json::array();
-  if (report.device) {
-    devices.push_back({{"name", report.device->name},
-                       {"sm", report.device->cc.sm()},
-                       {"compute_capability", report.device->cc.to_string()},
-                       {"simulated", report.device->simulated},
-                       {"memory", report.device->memory}});
+  for (const auto& device : report.devices) {
+    devices.push_back({{"name", device.name},
+                       {"sm", device.cc.sm()},
+                       {"compute_capability", device.cc.to_string()},
+                       {"simulated", device.simulated},
+                       {"memory", device.memory}});
   }
   json components = json::array();
   for (const auto& c : report.components) {
@@ -40,10 +74,20 @@ json check_document(const CheckReport& report) {
                           {"kind", env::to_string(c.component.kind)},
                           {"root", c.component.root.string()},
                           {"verdict", compat::to_string(c.verdict)},
+                          {"device", c.device.empty() ? json(nullptr) : json(c.device)},
+                          {"per_device", per_device_json(c.per_device, report.devices)},
                           {"evidence", c.evidence},
                           {"explanation", c.explanation},
                           {"fix", fix_json(c.fix)},
                           {"binaries", std::move(binaries)}});
+  }
+  json libraries = json::array();
+  for (const auto& library : report.libraries) {
+    libraries.push_back({{"name", library.name},
+                         {"version", library.version},
+                         {"version_source", library.version_source},
+                         {"path", library.path.string()},
+                         {"origin", library.origin}});
   }
   return {
       {"schema", kCheckSchema},
@@ -57,7 +101,13 @@ json check_document(const CheckReport& report) {
          report.driver.max_ptx_isa ? json(report.driver.max_ptx_isa->to_string()) : json(nullptr)},
         {"simulated", report.driver.simulated}}},
       {"torch", report.torch ? json(*report.torch) : json(nullptr)},
+      {"libraries", std::move(libraries)},
+      {"wheels", wheels_json(report.wheels)},
       {"components", std::move(components)},
+      {"confirm", report.confirm ? json{{"asked", report.confirm->asked},
+                                        {"disagreed", report.confirm->disagreed},
+                                        {"not_asked", report.confirm->not_asked}}
+                                 : json(nullptr)},
       {"findings", report.findings}};
 }
 

@@ -40,21 +40,6 @@ std::optional<std::string> read_small_file(const fs::path& path,
   return text.str();
 }
 
-// "Name: xformers" → "xformers"; only the header block before the first blank line.
-std::string metadata_field(const std::string& metadata, std::string_view field) {
-  std::istringstream lines(metadata);
-  for (std::string line; std::getline(lines, line);) {
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) break;  // the description body follows
-    if (line.size() > field.size() + 1 && line.compare(0, field.size(), field) == 0 &&
-        line[field.size()] == ':') {
-      const auto value = line.find_first_not_of(' ', field.size() + 1);
-      return value == std::string::npos ? std::string() : line.substr(value);
-    }
-  }
-  return {};
-}
-
 // "xformers-0.0.28.post1.dist-info" → {"xformers", "0.0.28.post1"}: the wheel
 // spec escapes '-' in both parts, so the first '-' separates them.
 std::pair<std::string, std::string> split_dist_info_name(const std::string& directory) {
@@ -103,6 +88,20 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
 }
 
 }  // namespace
+
+std::string metadata_field(const std::string& metadata, std::string_view field) {
+  std::istringstream lines(metadata);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) break;  // the description body follows
+    if (line.size() > field.size() + 1 && line.compare(0, field.size(), field) == 0 &&
+        line[field.size()] == ':') {
+      const auto value = line.find_first_not_of(' ', field.size() + 1);
+      return value == std::string::npos ? std::string() : line.substr(value);
+    }
+  }
+  return {};
+}
 
 std::vector<std::string> parse_csv_line(const std::string& line) {
   std::vector<std::string> fields(1);

@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace archfit::env {
@@ -52,6 +53,10 @@ SitePackages read_site_packages(const std::filesystem::path& root);
 // torch/version.py's __version__, cuda and hip assignments; nullopt when
 // the text has no __version__.
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text);
+
+// One header field of a METADATA (or WHEEL) text: "Name: xformers" → "xformers".
+// Only the header block before the first blank line; "" when absent.
+std::string metadata_field(const std::string& metadata, std::string_view field);
 
 // The fields of one RECORD line (CSV: path,hash,size; fields may be quoted).
 std::vector<std::string> parse_csv_line(const std::string& line);

@@ -1,0 +1,118 @@
+#include "zip_archive.hpp"
+
+#include <zip.h>
+
+#include <algorithm>
+
+namespace archfit::binary {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string open_error_text(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
+}
+
+// Closes a member on every path out of read().
+struct MemberFile {
+  zip_file_t* file;
+  ~MemberFile() {
+    if (file) zip_fclose(file);
+  }
+};
+
+}  // namespace
+
+ZipArchive::ZipArchive(const fs::path& path) : path_(path) {
+  int code = 0;
+  archive_ = zip_open(path.c_str(), ZIP_RDONLY, &code);
+  if (!archive_) {
+    throw ZipError(path.string() + ": not a readable zip archive (" + open_error_text(code) + ")");
+  }
+}
+
+ZipArchive::~ZipArchive() {
+  if (archive_) zip_discard(archive_);  // read-only: nothing to write back
+}
+
+std::vector<ZipMember> ZipArchive::members() const {
+  std::vector<ZipMember> out;
+  const zip_int64_t count = zip_get_num_entries(archive_, 0);
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive_, static_cast<zip_uint64_t>(i), 0, &stat) != 0 || !stat.name)
+      continue;
+    std::string name = stat.name;
+    if (name.empty() || name.back() == '/') continue;
+    out.push_back({static_cast<uint64_t>(i), std::move(name),
+                   (stat.valid & ZIP_STAT_SIZE) ? stat.size : 0,
+                   (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0});
+  }
+  return out;
+}
+
+std::optional<ZipMember> ZipArchive::find(const std::string& name) const {
+  const zip_int64_t index = zip_name_locate(archive_, name.c_str(), 0);
+  if (index < 0) return std::nullopt;
+  zip_stat_t stat;
+  zip_stat_init(&stat);
+  if (zip_stat_index(archive_, static_cast<zip_uint64_t>(index), 0, &stat) != 0)
+    return std::nullopt;
+  return ZipMember{static_cast<uint64_t>(index), name, stat.size, stat.comp_size};
+}
+
+MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
+                             const std::function<void(uint64_t)>& on_bytes) const {
+  const std::string where = member_path(path_, member.name);
+  if (member.size > max_bytes) {
+    throw ZipError(where + ": " + std::to_string(member.size) +
+                   " bytes uncompressed, over the limit of " + std::to_string(max_bytes) +
+                   "; not read");
+  }
+  MemberFile file{zip_fopen_index(archive_, member.index, 0)};
+  if (!file.file) {
+    throw ZipError(where + ": cannot open member (" + zip_strerror(archive_) + ")");
+  }
+  MemberBytes out;
+  out.data = std::make_unique_for_overwrite<std::byte[]>(member.size);
+  out.size = static_cast<size_t>(member.size);
+  constexpr size_t kChunk = 32u << 20;
+  size_t done = 0;
+  while (done < out.size) {
+    const zip_int64_t got =
+        zip_fread(file.file, out.data.get() + done, std::min(kChunk, out.size - done));
+    if (got < 0) {
+      throw ZipError(where + ": cannot decompress (" + zip_file_strerror(file.file) + ")");
+    }
+    if (got == 0) break;
+    done += static_cast<size_t>(got);
+    if (on_bytes) on_bytes(static_cast<uint64_t>(got));
+  }
+  if (done != out.size) {
+    throw ZipError(where + ": ended after " + std::to_string(done) + " of " +
+                   std::to_string(out.size) + " bytes");
+  }
+  // libzip verifies the CRC only once the end of the data has been read.
+  std::byte probe;
+  if (zip_fread(file.file, &probe, 1) < 0) {
+    throw ZipError(where + ": " + zip_file_strerror(file.file));
+  }
+  return out;
+}
+
+std::string ZipArchive::read_text(const ZipMember& member, uint64_t max_bytes) const {
+  const MemberBytes bytes = read(member, max_bytes);
+  return std::string(reinterpret_cast<const char*>(bytes.data.get()), bytes.size);
+}
+
+std::string member_path(const fs::path& archive, const std::string& member) {
+  return archive.string() + std::string(kMemberSeparator) + member;
+}
+
+}  // namespace archfit::binary

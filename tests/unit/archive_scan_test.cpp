@@ -1,0 +1,176 @@
+// Scanning wheels without installing them: binary/zip_archive, archive_scan
+// and scan_tree's handling of named .whl files.
+#include "binary/archive_scan.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "binary/tree_scan.hpp"
+#include "wheel_builder.hpp"
+
+namespace fs = std::filesystem;
+using archfit::binary::FileScan;
+using archfit::binary::scan_tree;
+using archfit::binary::ZipArchive;
+using archfit::binary::ZipError;
+using archfit::test::file_content;
+using archfit::test::write_zip;
+
+namespace {
+
+class ArchiveScan : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    fixtures_ = ARCHFIT_FIXTURE_DIR;
+    if (!fs::exists(fixtures_ / "sm_86_sm_89.so") || !fs::exists(fixtures_ / "compute_90.so"))
+      GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures_;
+    dir_ = fs::temp_directory_path() /
+           ("archfit_archive_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  // A wheel with two nvcc-built extensions, a Python file and a dist-info.
+  fs::path make_wheel(bool stored = false) {
+    const fs::path wheel = dir_ / "fastops-1.0-cp311-cp311-linux_x86_64.whl";
+    write_zip(wheel, {{"fastops/_C.so", file_content(fixtures_ / "sm_86_sm_89.so"), stored},
+                      {"fastops/jit.so.1", file_content(fixtures_ / "compute_90.so"), stored},
+                      {"fastops/__init__.py", "from ._C import *\n"},
+                      {"fastops-1.0.dist-info/METADATA", "Name: fastops\nVersion: 1.0\n"}});
+    return wheel;
+  }
+
+  static std::set<std::string> arch_names(const FileScan& scan) {
+    std::set<std::string> names;
+    for (const auto& image : scan.images) names.insert(image.arch_name());
+    return names;
+  }
+
+  fs::path fixtures_, dir_;
+};
+
+const FileScan* find(const std::vector<FileScan>& files, const std::string& path) {
+  for (const auto& file : files)
+    if (file.path == path) return &file;
+  return nullptr;
+}
+
+}  // namespace
+
+TEST(ArchiveMembers, SharedLibrariesCubinsFatbinsAndPtxMayHoldDeviceCode) {
+  using archfit::binary::may_hold_device_code;
+  EXPECT_TRUE(may_hold_device_code("torch/lib/libtorch_cuda.so"));
+  EXPECT_TRUE(may_hold_device_code("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"));
+  EXPECT_TRUE(may_hold_device_code("pkg/kernels/k.cubin"));
+  EXPECT_TRUE(may_hold_device_code("pkg/kernels/k.FATBIN"));
+  EXPECT_TRUE(may_hold_device_code("pkg/k.ptx"));
+  EXPECT_FALSE(may_hold_device_code("torch/__init__.py"));
+  EXPECT_FALSE(may_hold_device_code("torch/lib/torch_cuda.dll"));  // PE: not read
+  EXPECT_FALSE(may_hold_device_code("pkg/sonnet.txt"));
+  EXPECT_TRUE(archfit::binary::is_wheel("a/Torch-2.5.1-cp311-cp311-linux_x86_64.WHL"));
+  EXPECT_FALSE(archfit::binary::is_wheel("a/torch.zip"));
+}
+
+TEST_F(ArchiveScan, AWheelsLibrariesGiveTheSameImagesAsTheFilesThemselves) {
+  const fs::path wheel = make_wheel();
+  const auto result = scan_tree({wheel});
+  ASSERT_EQ(result.files.size(), 2u) << "only the two libraries are device-code candidates";
+  const FileScan* c = find(result.files, wheel.string() + "!/fastops/_C.so");
+  const FileScan* jit = find(result.files, wheel.string() + "!/fastops/jit.so.1");
+  ASSERT_TRUE(c && jit);
+  const FileScan direct = scan_tree({fixtures_ / "sm_86_sm_89.so"}).files.at(0);
+  EXPECT_EQ(c->images.size(), direct.images.size());
+  EXPECT_EQ(arch_names(*c), arch_names(direct));
+  EXPECT_EQ(arch_names(*c), (std::set<std::string>{"sm_86", "sm_89"}));
+  EXPECT_EQ(arch_names(*jit), (std::set<std::string>{"compute_90"}));
+  EXPECT_EQ(c->file_size, fs::file_size(fixtures_ / "sm_86_sm_89.so"));
+  EXPECT_TRUE(c->ok() && jit->ok());
+}
+
+TEST_F(ArchiveScan, AWheelInsideAWalkedTreeIsNotOpened) {
+  make_wheel();
+  const auto result = scan_tree({dir_});
+  ASSERT_EQ(result.files.size(), 1u);
+  EXPECT_FALSE(result.files[0].has_device_code());
+  EXPECT_EQ(result.files[0].path.find("!/"), std::string::npos);
+}
+
+TEST_F(ArchiveScan, AFileNamedWhlThatIsNotAZipIsAProblemNotACrash) {
+  const fs::path fake = dir_ / "broken-1.0-py3-none-any.whl";
+  std::ofstream(fake) << "this is not a zip archive";
+  const auto result = scan_tree({fake, fixtures_ / "compute_90.so"});
+  ASSERT_EQ(result.files.size(), 2u);
+  const FileScan* broken = find(result.files, fake.string());
+  ASSERT_TRUE(broken);
+  ASSERT_FALSE(broken->problems.empty());
+  EXPECT_NE(broken->problems[0].message.find("not a readable zip archive"), std::string::npos)
+      << broken->problems[0].message;
+  EXPECT_TRUE(find(result.files, (fixtures_ / "compute_90.so").string())->has_device_code());
+}
+
+TEST_F(ArchiveScan, ATruncatedWheelIsAProblemNotACrash) {
+  const fs::path wheel = make_wheel();
+  fs::resize_file(wheel, fs::file_size(wheel) / 2);  // the central directory is gone
+  const auto result = scan_tree({wheel});
+  ASSERT_EQ(result.files.size(), 1u);
+  EXPECT_TRUE(result.files[0].unreadable);
+  EXPECT_FALSE(result.files[0].problems.empty());
+}
+
+TEST_F(ArchiveScan, ACorruptMemberNamesItselfAndTheOthersAreStillScanned) {
+  const fs::path wheel = make_wheel(/*stored=*/true);
+  // Flip bytes in the middle of the stored _C.so: its CRC no longer matches.
+  std::string bytes = file_content(wheel);
+  const std::string original = file_content(fixtures_ / "sm_86_sm_89.so");
+  const size_t at = bytes.find(original.substr(original.size() / 2, 64));
+  ASSERT_NE(at, std::string::npos);
+  for (size_t i = 0; i < 16; ++i) bytes[at + i] = static_cast<char>(~bytes[at + i]);
+  std::ofstream(wheel, std::ios::binary | std::ios::trunc) << bytes;
+
+  const auto result = scan_tree({wheel});
+  const FileScan* c = find(result.files, wheel.string() + "!/fastops/_C.so");
+  const FileScan* jit = find(result.files, wheel.string() + "!/fastops/jit.so.1");
+  ASSERT_TRUE(c && jit);
+  ASSERT_FALSE(c->problems.empty());
+  EXPECT_NE(c->problems[0].message.find("fastops/_C.so"), std::string::npos)
+      << c->problems[0].message;
+  EXPECT_TRUE(jit->ok());
+  EXPECT_EQ(arch_names(*jit), (std::set<std::string>{"compute_90"}));
+}
+
+TEST_F(ArchiveScan, AMemberOverTheSizeLimitIsNotRead) {
+  const ZipArchive archive(make_wheel());
+  const auto member = archive.find("fastops/_C.so");
+  ASSERT_TRUE(member);
+  try {
+    archive.read(*member, member->size - 1);
+    FAIL() << "read past the limit";
+  } catch (const ZipError& error) {
+    EXPECT_NE(std::string(error.what()).find("over the limit"), std::string::npos) << error.what();
+  }
+  EXPECT_EQ(archive.read(*member, member->size).size, member->size);
+}
+
+TEST_F(ArchiveScan, ProgressCountsEveryFileAndByteOnce) {
+  const fs::path wheel = make_wheel();
+  archfit::binary::TreeScanOptions options;
+  options.threads = 2;
+  std::vector<archfit::binary::ScanProgress> seen;
+  options.on_progress = [&](const archfit::binary::ScanProgress& p) { seen.push_back(p); };
+  const auto result = scan_tree({wheel, fixtures_ / "sm_80.so"}, options);
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(seen.back().files_done, 3u);
+  EXPECT_EQ(seen.back().files_total, 3u);
+  EXPECT_EQ(seen.back().bytes_done, seen.back().bytes_total);
+  EXPECT_EQ(seen.back().bytes_total, result.bytes);
+  for (size_t i = 1; i < seen.size(); ++i) {
+    EXPECT_GE(seen[i].bytes_done, seen[i - 1].bytes_done);
+    EXPECT_GE(seen[i].files_done, seen[i - 1].files_done);
+  }
+}
