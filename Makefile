@@ -11,7 +11,7 @@ DEMO_DIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
 # Debian 12 packages the build and the tests need.
 APT_PACKAGES := cmake make g++ pkg-config binutils \
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
-  libzstd-dev liblz4-dev libxxhash-dev \
+  libzstd-dev liblz4-dev libxxhash-dev libzip-dev \
   libgtest-dev libgmock-dev libbenchmark-dev
 
 # What only the benchmarks need, installed by `make bench`/`bench-check`, not by
@@ -19,7 +19,7 @@ APT_PACKAGES := cmake make g++ pkg-config binutils \
 # and its dependencies).
 BENCH_APT_PACKAGES := python3-torch
 
-.PHONY: all deps configure build test demo bench bench-deps bench-check clean
+.PHONY: all deps configure build test demo bench bench-deps bench-check clean test-realworld
 
 all: build
 
@@ -74,6 +74,25 @@ bench: build bench-deps
 # Issue 3: archfit check on 200 CUDA .so files (>= 1 GB) against `import torch`.
 bench-check: build bench-deps
 	$(BUILD_DIR)/tests/bench/archfit_check_bench
+
+# The real-world tier, not part of `make test`: real wheels from PyPI (torch
+# 2.5.1 and 2.8.0, xformers, bitsandbytes, NVRTC), downloaded once into
+# $ARCHFIT_REALWORLD_CACHE (default ~/.cache/archfit-realworld), scanned as they
+# are and installed; verdicts asserted against PyTorch's published arch lists.
+# pytest runs in a venv made from REALWORLD_PYTHON, never Debian's Python.
+REALWORLD_PYTHON ?= python3
+REALWORLD_VENV = $(BUILD_DIR)/realworld-venv
+REALWORLD_RUN = ARCHFIT_REALWORLD_CACHE="$(ARCHFIT_REALWORLD_CACHE)" $(REALWORLD_VENV)/bin/python
+
+test-realworld: build
+	@test -x $(REALWORLD_VENV)/bin/python || { \
+	  $(REALWORLD_PYTHON) -c 'import sys; sys.exit(sys.base_prefix == "/usr")' || { \
+	    echo "archfit: $(REALWORLD_PYTHON) is Debian's Python; set REALWORLD_PYTHON to another python3" >&2; exit 1; }; \
+	  $(REALWORLD_PYTHON) -m venv $(REALWORLD_VENV); }
+	@$(REALWORLD_VENV)/bin/python -c 'import pytest, yaml' 2>/dev/null || \
+	  $(REALWORLD_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pytest pyyaml
+	$(REALWORLD_RUN) tests/realworld/fetch_wheels.py
+	ARCHFIT_BIN=$(abspath $(BUILD_DIR))/sdk/archfit $(REALWORLD_RUN) -m pytest -v tests/realworld
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -315,3 +315,38 @@ TEST_F(CheckConfirmTest, WithoutConfirmTheDriverIsNeverAskedToLoadAnything) {
   for (const auto& c : report.components)
     for (const auto& b : c.binaries) EXPECT_TRUE(b.driver.empty());
 }
+
+// bitsandbytes ships libbitsandbytes_cuda{118,…,124}.so and loads the one for
+// torch's CUDA (cextension.py); only that one is judged. The site's torch is
+// +cu124: its copy has sm_90 SASS, the cuda118 copy only sm_80 and sm_86.
+TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
+  const fs::path fixtures = ARCHFIT_FIXTURE_DIR;
+  install("bitsandbytes", "0.45.0",
+          {{"bitsandbytes/libbitsandbytes_cuda118.so", fixtures / "sm_80.so"},
+           {"bitsandbytes/libbitsandbytes_cuda124.so", fixtures / "sm_90a.so"}});
+  options_.gpus = {"H100"};
+  auto report = run_check(options_);
+  const auto& bnb = component(report, "bitsandbytes");
+  EXPECT_EQ(bnb.verdict, Verdict::native);
+  ASSERT_EQ(bnb.binaries.size(), 2u);
+  size_t skipped = 0;
+  for (const auto& b : bnb.binaries) {
+    if (b.path.filename() == "libbitsandbytes_cuda118.so") {
+      EXPECT_NE(b.not_loaded.find("loads libbitsandbytes_cuda124.so for CUDA 12.4"),
+                std::string::npos)
+          << b.not_loaded;
+      ++skipped;
+    } else {
+      EXPECT_TRUE(b.not_loaded.empty());
+    }
+  }
+  EXPECT_EQ(skipped, 1u);
+
+  // A torch whose CUDA no copy matches: the package loads nothing.
+  write("torch/version.py", "__version__ = '2.8.0+cu128'\ncuda: Optional[str] = '12.8'\n");
+  report = run_check(options_);
+  std::string findings;
+  for (const auto& f : report.findings) findings += f + "\n";
+  EXPECT_NE(findings.find("bitsandbytes 0.45.0 has no library for CUDA 12.8"), std::string::npos)
+      << findings;
+}

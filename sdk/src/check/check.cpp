@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -13,6 +14,7 @@
 #include "env/python_env.hpp"
 #include "kb/kb_error.hpp"
 #include "kb/knowledge_base.hpp"
+#include "loaded_variant.hpp"
 
 namespace archfit::check {
 
@@ -156,7 +158,8 @@ env::Component attribute(const std::string& path, const std::vector<env::Wheel>&
 BinaryResult judge_on_every_device(const binary::FileScan& file,
                                    const std::vector<DeviceInfo>& devices,
                                    const compat::Driver& driver) {
-  BinaryResult result{file.path, {}, {}, {}};
+  BinaryResult result;
+  result.path = file.path;
   for (const auto& device : devices) {
     compat::BinaryJudgement judgement = compat::judge_binary(file, device.cc, driver);
     result.per_device.push_back(judgement.verdict);
@@ -167,10 +170,16 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
   return result;
 }
 
+// The worst of the binaries the package can load; nullopt when none.
 std::optional<size_t> worst_binary_of(const ComponentResult& result) {
-  std::vector<compat::BinaryJudgement> judgements;
-  for (const auto& binary : result.binaries) judgements.push_back(binary.judgement);
-  return compat::worst_binary(judgements);
+  std::optional<size_t> worst;
+  for (size_t i = 0; i < result.binaries.size(); ++i) {
+    if (!result.binaries[i].not_loaded.empty()) continue;
+    if (!worst || compat::badness(result.binaries[i].judgement.verdict) >
+                      compat::badness(result.binaries[*worst].judgement.verdict))
+      worst = i;
+  }
+  return worst;
 }
 
 const DeviceInfo* device_named(const std::vector<DeviceInfo>& devices, const std::string& name) {
@@ -185,7 +194,8 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
   result.per_device.assign(devices.size(), compat::Verdict::no_device_code);
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const auto& binary : result.binaries) {
-      if (compat::badness(binary.per_device[d]) > compat::badness(result.per_device[d]))
+      if (binary.not_loaded.empty() &&
+          compat::badness(binary.per_device[d]) > compat::badness(result.per_device[d]))
         result.per_device[d] = binary.per_device[d];
     }
   }
@@ -206,6 +216,23 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
   }
 }
 
+// A package with one library per CUDA release but none for torch's: it
+// loads nothing (bitsandbytes then runs on the CPU only).
+void note_missing_variant(const ComponentResult& result, const std::string& torch_cuda,
+                          CheckReport& report) {
+  bool variants = false, one_loads = false;
+  for (const auto& binary : result.binaries) {
+    if (bitsandbytes_cuda_of(binary.path).empty()) continue;
+    variants = true;
+    one_loads |= binary.not_loaded.empty();
+  }
+  if (variants && !one_loads) {
+    report.findings.push_back(result.component.name + " " + result.component.version +
+                              " has no library for CUDA " + torch_cuda +
+                              " (torch's); it will run on the CPU only or fail to load");
+  }
+}
+
 struct ComponentKey {
   env::ComponentKind kind;
   std::string name;
@@ -223,10 +250,14 @@ CheckReport run_check(const CheckOptions& options) {
 
   std::vector<env::SitePackages> sites;
   std::vector<fs::path> roots;
+  std::string torch_cuda;  // "12.4": which per-CUDA library copies a process loads
   for (const auto& dir : options.site_packages) {
     sites.push_back(env::read_site_packages(dir));
     for (const auto& problem : sites.back().problems) report.findings.push_back(problem.message);
-    if (sites.back().torch && !report.torch) report.torch = sites.back().torch->version;
+    if (sites.back().torch && !report.torch) {
+      report.torch = sites.back().torch->version;
+      torch_cuda = sites.back().torch->cuda;
+    }
     roots.push_back(dir);
   }
   report.libraries =
@@ -234,6 +265,9 @@ CheckReport run_check(const CheckOptions& options) {
   note_mixed_runtimes(report);
   if (options.custom_nodes) roots.push_back(*options.custom_nodes);
   read_wheels(options, report, roots);
+  for (const auto& wheel : report.wheels) {
+    if (wheel.torch && torch_cuda.empty()) torch_cuda = wheel.torch->cuda;
+  }
   roots.insert(roots.end(), options.paths.begin(), options.paths.end());
   if (roots.empty())
     throw CheckError(
@@ -258,19 +292,26 @@ CheckReport run_check(const CheckOptions& options) {
     auto& result = grouped[key];
     result.component = component;
     result.binaries.push_back(judge_on_every_device(file, report.devices, driver));
+    if (component.kind == env::ComponentKind::distribution) {
+      if (auto why = unloaded_variant(file.path, torch_cuda, std::getenv("BNB_CUDA_VERSION")))
+        result.binaries.back().not_loaded = std::move(*why);
+    }
     scans[key].push_back(&file);
   }
 
   if (options.confirm) {
     std::vector<ConfirmItem> items;
     for (auto& [key, result] : grouped) {
-      for (size_t b = 0; b < result.binaries.size(); ++b)
-        items.push_back({&result.binaries[b], scans[key][b]});
+      for (size_t b = 0; b < result.binaries.size(); ++b) {
+        if (result.binaries[b].not_loaded.empty())
+          items.push_back({&result.binaries[b], scans[key][b]});
+      }
     }
     confirm_with_driver(items, driver, options.libcuda, report);
   }
 
   for (auto& [key, result] : grouped) {
+    note_missing_variant(result, torch_cuda, report);
     aggregate(result, report.devices);
     const auto worst = worst_binary_of(result);
     if (!report.devices.empty() && worst) {

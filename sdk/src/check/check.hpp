@@ -73,6 +73,7 @@ struct BinaryResult {
   compat::BinaryJudgement judgement;        // on the device where it fares worst
   std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
   std::vector<DriverAnswer> driver;         // --confirm only: one per real device asked
+  std::string not_loaded;  // why the package never loads this copy; it is then not judged
 };
 
 // What --confirm did, for the report's summary.

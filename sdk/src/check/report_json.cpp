@@ -39,7 +39,8 @@ json binary_json(const BinaryResult& binary) {
           {"evidence", j.evidence},
           {"assumes_driver", j.assumes_driver},
           {"scan_incomplete", j.scan_incomplete},
-          {"driver", driver_answers_json(binary.driver)}};
+          {"driver", driver_answers_json(binary.driver)},
+          {"not_loaded", binary.not_loaded.empty() ? json(nullptr) : json(binary.not_loaded)}};
 }
 
 json wheels_json(const std::vector<env::Wheel>& wheels) {
