@@ -332,7 +332,7 @@ TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
   size_t skipped = 0;
   for (const auto& b : bnb.binaries) {
     if (b.path.filename() == "libbitsandbytes_cuda118.so") {
-      EXPECT_NE(b.not_loaded.find("loads libbitsandbytes_cuda124.so for CUDA 12.4"),
+      EXPECT_NE(b.not_loaded.find("loads libbitsandbytes_cuda124.so for torch's CUDA 12.4"),
                 std::string::npos)
           << b.not_loaded;
       ++skipped;
@@ -347,6 +347,16 @@ TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
   report = run_check(options_);
   std::string findings;
   for (const auto& f : report.findings) findings += f + "\n";
-  EXPECT_NE(findings.find("bitsandbytes 0.45.0 has no library for CUDA 12.8"), std::string::npos)
+  EXPECT_NE(findings.find("bitsandbytes 0.45.0 has no library for torch's CUDA 12.8"),
+            std::string::npos)
+      << findings;
+
+  // No torch to say which: the newest copy is judged, and the report says so.
+  fs::remove_all(site_ / "torch");
+  report = run_check(options_);
+  EXPECT_EQ(component(report, "bitsandbytes").verdict, Verdict::native);
+  findings.clear();
+  for (const auto& f : report.findings) findings += f + "\n";
+  EXPECT_NE(findings.find("judged on its newest, libbitsandbytes_cuda124.so"), std::string::npos)
       << findings;
 }

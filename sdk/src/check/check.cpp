@@ -216,23 +216,6 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
   }
 }
 
-// A package with one library per CUDA release but none for torch's: it
-// loads nothing (bitsandbytes then runs on the CPU only).
-void note_missing_variant(const ComponentResult& result, const std::string& torch_cuda,
-                          CheckReport& report) {
-  bool variants = false, one_loads = false;
-  for (const auto& binary : result.binaries) {
-    if (bitsandbytes_cuda_of(binary.path).empty()) continue;
-    variants = true;
-    one_loads |= binary.not_loaded.empty();
-  }
-  if (variants && !one_loads) {
-    report.findings.push_back(result.component.name + " " + result.component.version +
-                              " has no library for CUDA " + torch_cuda +
-                              " (torch's); it will run on the CPU only or fail to load");
-  }
-}
-
 struct ComponentKey {
   env::ComponentKind kind;
   std::string name;
@@ -292,13 +275,11 @@ CheckReport run_check(const CheckOptions& options) {
     auto& result = grouped[key];
     result.component = component;
     result.binaries.push_back(judge_on_every_device(file, report.devices, driver));
-    if (component.kind == env::ComponentKind::distribution) {
-      if (auto why = unloaded_variant(file.path, torch_cuda, std::getenv("BNB_CUDA_VERSION")))
-        result.binaries.back().not_loaded = std::move(*why);
-    }
     scans[key].push_back(&file);
   }
 
+  for (auto& [key, result] : grouped)
+    mark_unloaded_variants(result, torch_cuda, std::getenv("BNB_CUDA_VERSION"), report.findings);
   if (options.confirm) {
     std::vector<ConfirmItem> items;
     for (auto& [key, result] : grouped) {
@@ -311,7 +292,6 @@ CheckReport run_check(const CheckOptions& options) {
   }
 
   for (auto& [key, result] : grouped) {
-    note_missing_variant(result, torch_cuda, report);
     aggregate(result, report.devices);
     const auto worst = worst_binary_of(result);
     if (!report.devices.empty() && worst) {

@@ -12,21 +12,50 @@ std::string bitsandbytes_cuda_of(const std::filesystem::path& binary) {
   return std::regex_match(name, match, pattern) ? match[1].str() : std::string();
 }
 
-std::optional<std::string> unloaded_variant(const std::filesystem::path& binary,
-                                            const std::string& torch_cuda,
-                                            const char* bnb_cuda_version_override) {
-  const std::string cuda = bitsandbytes_cuda_of(binary);
-  if (cuda.empty()) return std::nullopt;
-  std::string loaded = bnb_cuda_version_override && *bnb_cuda_version_override
-                           ? bnb_cuda_version_override
-                           : torch_cuda;
+void mark_unloaded_variants(ComponentResult& component, const std::string& torch_cuda,
+                            const char* bnb_cuda_version, std::vector<std::string>& findings) {
+  // The CUDA releases of the copies present, as numbers ("124" → 124).
+  int newest = -1;
+  for (const auto& binary : component.binaries) {
+    if (const std::string cuda = bitsandbytes_cuda_of(binary.path); !cuda.empty())
+      newest = std::max(newest, std::stoi(cuda));
+  }
+  if (newest < 0) return;
+
+  const bool overridden = bnb_cuda_version && *bnb_cuda_version;
+  std::string loaded = overridden ? bnb_cuda_version : torch_cuda;
   loaded.erase(std::remove(loaded.begin(), loaded.end(), '.'), loaded.end());
-  if (loaded.empty() || loaded == cuda) return std::nullopt;
-  return "bitsandbytes loads libbitsandbytes_cuda" + loaded + ".so for CUDA " +
-         (bnb_cuda_version_override && *bnb_cuda_version_override
-              ? std::string(bnb_cuda_version_override) + " (BNB_CUDA_VERSION)"
-              : torch_cuda + " (torch's CUDA)") +
-         ", never this copy";
+  std::string because;
+  if (overridden) {
+    because = "for CUDA " + std::string(bnb_cuda_version) + " (BNB_CUDA_VERSION)";
+  } else if (!loaded.empty()) {
+    because = "for torch's CUDA " + torch_cuda;
+  } else {
+    loaded = std::to_string(newest);
+    because = "as with a torch for CUDA " + loaded + " (no torch here says which)";
+    findings.push_back(component.component.name +
+                       " loads one of its libraries by torch's CUDA "
+                       "release, which is not known here; it was judged on its newest, "
+                       "libbitsandbytes_cuda" +
+                       loaded + ".so");
+  }
+
+  bool one_loads = false;
+  for (auto& binary : component.binaries) {
+    const std::string cuda = bitsandbytes_cuda_of(binary.path);
+    if (cuda.empty()) continue;
+    if (cuda == loaded) {
+      one_loads = true;
+    } else {
+      binary.not_loaded = component.component.name + " loads libbitsandbytes_cuda" + loaded +
+                          ".so " + because + ", never this copy";
+    }
+  }
+  if (!one_loads) {
+    findings.push_back(component.component.name + " " + component.component.version +
+                       " has no library " + because +
+                       "; it will run on the CPU only or fail to load");
+  }
 }
 
 }  // namespace archfit::check

@@ -6,20 +6,21 @@
 // BNB_CUDA_VERSION names (bitsandbytes/cextension.py). Judging the copies it
 // never loads would fail an H100 on the CUDA 11.8 copy's missing sm_90.
 #include <filesystem>
-#include <optional>
 #include <string>
+#include <vector>
+
+#include "check.hpp"
 
 namespace archfit::check {
 
-// Why `binary` is never loaded by a process whose torch was built for
-// `torch_cuda` ("12.4"); nullopt when it may be loaded, or when the CUDA
-// release is unknown ("" : a CPU build, or no torch found).
-std::optional<std::string> unloaded_variant(const std::filesystem::path& binary,
-                                            const std::string& torch_cuda,
-                                            const char* bnb_cuda_version_override);
-
-// "124" for the library libbitsandbytes_cuda124.so (and _nocublaslt); "" for
-// any other file.
+// "124" for libbitsandbytes_cuda124.so (and _nocublaslt); "" for other files.
 std::string bitsandbytes_cuda_of(const std::filesystem::path& binary);
+
+// Sets `not_loaded` on each copy of `component` that a process never loads.
+// `torch_cuda`: "12.4", or "" when unknown (no torch found, or a CPU build):
+// then the newest copy is judged, as a current torch would load it, and a
+// finding says so. A package with no copy for torch's CUDA is a finding too.
+void mark_unloaded_variants(ComponentResult& component, const std::string& torch_cuda,
+                            const char* bnb_cuda_version, std::vector<std::string>& findings);
 
 }  // namespace archfit::check
