@@ -1,0 +1,50 @@
+#pragma once
+// The kernel cache's key (DESIGN.md decision 5): one hash over everything that
+// changes what NVRTC produces, so that a changed input never meets a stale entry.
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace archfit::jit {
+
+// The cache format. Hashed into every key, written into every entry header
+// and naming the directory level entries live under (<dir>/v1/…); bumped
+// whenever the entry layout or the meaning of a key input changes.
+inline constexpr int kCacheFormat = 1;
+
+// Everything that can change the compiled image. The compile layer fills it
+// in from what it really passes to NVRTC, with a fixed -frandom-seed among the
+// options so that the output is reproducible.
+struct CacheKeyInput {
+  std::string nvrtc_version;  // "13.0", from nvrtcVersion
+  std::string nvrtc_build;    // the compiler's build, e.g. "V13.0.88 CL-36424714"
+  std::string target;         // exactly as compiled for, suffix included: "sm_120a", "compute_120"
+  std::vector<std::string> options;  // every other option passed to NVRTC
+  std::string source_name;           // the name NVRTC writes into line info and messages
+  std::string source;
+  // Header name → content, as given to nvrtcCreateProgram. Files that an
+  // -I option makes NVRTC read from disk are not hashed: what is not a
+  // header here must come with the NVRTC build (the toolkit's own headers).
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// The options as the key sees them: each trimmed of surrounding whitespace,
+// empty ones dropped, order kept. Order is never canonicalised: a later -D
+// overrides an earlier one and -I order is the search order, so `-DA -DB`
+// and `-DB -DA` may compile differently and get different keys.
+std::vector<std::string> canonical_options(const std::vector<std::string>& options);
+
+// 32 lowercase hex digits: XXH3-128 over kCacheFormat and every field of
+// `input`, each length-prefixed so that no two different inputs hash the
+// same bytes. Options enter in canonical form; headers are sorted by name
+// (stably: NVRTC finds a header by its name, not by its position). Not a
+// cryptographic hash: it guards against stale entries, not against someone
+// who can already write to the owner-only cache directory.
+std::string cache_key(const CacheKeyInput& input);
+
+// What the cache accepts as a key: 2 to 128 characters from [0-9a-z], so a
+// key is always a safe file name. Every cache_key() result is one.
+bool is_valid_cache_key(std::string_view key);
+
+}  // namespace archfit::jit

@@ -1,0 +1,272 @@
+#include "jit/cache/disk_store.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <system_error>
+
+#include "jit/cache/cache_key.hpp"
+#include "jit/cache/entry_format.hpp"
+
+namespace archfit::jit {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string errno_text(const std::string& what, const fs::path& path, int cause) {
+  return what + " " + path.string() + ": " + std::strerror(cause);
+}
+
+bool read_at(int fd, void* data, size_t size, uint64_t offset) {
+  auto* out = static_cast<char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    out += n;
+    size -= static_cast<size_t>(n);
+    offset += static_cast<uint64_t>(n);
+  }
+  return true;
+}
+
+bool write_all(int fd, std::span<const std::byte> bytes) {
+  const auto* data = reinterpret_cast<const char*>(bytes.data());
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(fd, data, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    data += n;
+    left -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+fs::file_time_type to_file_time(const struct timespec& time) {
+  const auto since_epoch =
+      std::chrono::seconds(time.tv_sec) + std::chrono::nanoseconds(time.tv_nsec);
+  return std::chrono::file_clock::from_sys(std::chrono::system_clock::time_point(
+      std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch)));
+}
+
+// Closes a descriptor when it goes out of scope.
+struct Fd {
+  int fd;
+  ~Fd() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+}  // namespace
+
+// What one walk of the directory found.
+struct DiskStore::Listing {
+  std::vector<CacheEntry> entries;
+  std::vector<std::string> locks;                      // keys with a lock file
+  std::map<std::string, std::vector<fs::path>> temps;  // key → its temporary files
+};
+
+DiskStore::DiskStore(fs::path root, bool writable)
+    : root_(std::move(root)),
+      entries_root_(root_ / std::string("v").append(std::to_string(kCacheFormat))),
+      writable_(writable) {}
+
+fs::path DiskStore::subdir(std::string_view key) const {
+  return entries_root_ / std::string(key.substr(0, 2));
+}
+
+std::string DiskStore::make_subdir(std::string_view key) const {
+  // The root too: someone may have removed the whole cache while we run.
+  for (const fs::path& dir : {root_, entries_root_, subdir(key)}) {
+    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
+      return errno_text("cannot create", dir, errno);
+  }
+  return "";
+}
+
+fs::path DiskStore::entry_path(std::string_view key) const {
+  return subdir(key) / (std::string(key) + ".bin");
+}
+
+fs::path DiskStore::lock_path(std::string_view key) const {
+  return subdir(key) / (std::string(key) + ".lock");
+}
+
+DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, EntryCheck check,
+                                  bool touch) const {
+  Read read;
+  auto bad = [&](std::string problem) {
+    read.status = Read::Status::bad;
+    read.problem = std::move(problem);
+    return std::move(read);
+  };
+  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (file.fd < 0) {
+    if (errno == ENOENT) return read;
+    return bad(errno == ELOOP ? "a symbolic link, not an entry" : std::strerror(errno));
+  }
+  struct stat info {};
+  if (::fstat(file.fd, &info) != 0) return bad(std::strerror(errno));
+  if (!S_ISREG(info.st_mode)) return bad("not a regular file");
+  if ((info.st_uid != ::geteuid() && info.st_uid != 0) || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
+    return bad("writable by another user, so not trusted");
+  const auto size = static_cast<uint64_t>(info.st_size);
+  std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
+  const size_t head_size = static_cast<size_t>(std::min<uint64_t>(size, sizeof head));
+  if (!read_at(file.fd, head, head_size, 0))
+    return bad("unreadable: " + std::string(std::strerror(errno)));
+  EntryHeader header;
+  if (auto problem = check_entry_header({head, head_size}, size, key, header); !problem.empty())
+    return bad(std::move(problem));
+  if (check == EntryCheck::full) {
+    read.payload.resize(header.payload_size);
+    if (!read_at(file.fd, read.payload.data(), read.payload.size(), header.payload_offset))
+      return bad("unreadable: " + std::string(std::strerror(errno)));
+    if (entry_checksum(read.payload) != header.checksum) {
+      read.payload.clear();
+      return bad("checksum mismatch: the payload is corrupt");
+    }
+  }
+  if (touch) ::futimens(file.fd, nullptr);  // best effort: only LRU order depends on it
+  read.status = Read::Status::ok;
+  return read;
+}
+
+DiskStore::Read DiskStore::read(std::string_view key) const {
+  return verify(entry_path(key), key, EntryCheck::full, writable_);
+}
+
+std::optional<FileLock> DiskStore::lock(std::string_view key, std::string* error) const {
+  if (auto problem = make_subdir(key); !problem.empty()) {
+    *error = problem;
+    return std::nullopt;
+  }
+  return FileLock::take(lock_path(key), FileLock::Wait::block, error);
+}
+
+std::string DiskStore::write(std::string_view key, std::span<const std::byte> payload) const {
+  if (auto problem = make_subdir(key); !problem.empty()) return problem;
+  const auto dir = subdir(key);
+  static std::atomic<uint64_t> serial{0};
+  const fs::path temp = dir / (std::string(key) + "." + std::to_string(::getpid()) + "." +
+                               std::to_string(serial++) + ".tmp");
+  // O_EXCL only keeps two writers off one temporary name; the lock is the flock.
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (fd < 0) return errno_text("cannot create", temp, errno);
+  const auto header = entry_header(key, payload);
+  bool ok = write_all(fd, header) && write_all(fd, payload);
+  int cause = errno;
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    cause = errno;
+  }
+  // No fsync: a power cut may leave a torn entry under the final name, and
+  // the checksum refuses it on the next read.
+  const fs::path target = entry_path(key);
+  if (ok && ::rename(temp.c_str(), target.c_str()) != 0) {
+    ok = false;
+    cause = errno;
+  }
+  if (ok) return "";
+  ::unlink(temp.c_str());
+  return errno_text("cannot write", target, cause);
+}
+
+bool DiskStore::remove(std::string_view key) const {
+  auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
+  if (!lock) return false;
+  ::unlink(entry_path(key).c_str());
+  lock->remove_file();
+  return true;
+}
+
+DiskStore::Listing DiskStore::list(EntryCheck check) const {
+  Listing listing;
+  std::error_code error;
+  for (fs::directory_iterator sub(entries_root_, error), end; !error && sub != end;
+       sub.increment(error)) {
+    std::error_code inner;
+    for (fs::directory_iterator file(sub->path(), inner); !inner && file != end;
+         file.increment(inner)) {
+      const fs::path& path = file->path();
+      const std::string name = path.filename().string();
+      const std::string key = name.substr(0, name.find('.'));
+      if (!is_valid_cache_key(key) || key.compare(0, 2, sub->path().filename().string()) != 0)
+        continue;  // not ours: left alone
+      const std::string rest = name.substr(key.size());
+      if (rest == ".lock") {
+        listing.locks.push_back(key);
+      } else if (rest.size() > 4 && rest.ends_with(".tmp")) {
+        listing.temps[key].push_back(path);
+      } else if (rest == ".bin") {
+        struct stat info {};
+        if (::lstat(path.c_str(), &info) != 0) continue;  // removed meanwhile
+        CacheEntry entry{
+            key,  path, static_cast<uint64_t>(info.st_size), to_file_time(info.st_mtim), !writable_,
+            true, ""};
+        if (check != EntryCheck::none) {
+          auto read = verify(path, key, check, false);
+          entry.valid = read.status == Read::Status::ok;
+          entry.problem =
+              read.status == Read::Status::missing ? "removed while listed" : read.problem;
+        }
+        listing.entries.push_back(std::move(entry));
+      }
+    }
+  }
+  std::sort(listing.entries.begin(), listing.entries.end(),
+            [](const CacheEntry& a, const CacheEntry& b) { return a.key < b.key; });
+  return listing;
+}
+
+std::vector<CacheEntry> DiskStore::entries(EntryCheck check) const { return list(check).entries; }
+
+void DiskStore::remove_leftovers(const Listing& listing) const {
+  std::vector<std::string> keys = listing.locks;
+  for (const auto& [key, paths] : listing.temps) keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  for (const auto& key : keys) {
+    // Whoever writes a temporary file holds the key's lock; if we can take
+    // it, every temporary file of the key is a dead build's.
+    auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
+    if (!lock) continue;
+    if (auto temps = listing.temps.find(key); temps != listing.temps.end()) {
+      for (const auto& temp : temps->second) ::unlink(temp.c_str());
+    }
+    struct stat info {};
+    if (::lstat(entry_path(key).c_str(), &info) != 0) lock->remove_file();
+  }
+}
+
+size_t DiskStore::evict(uint64_t max_bytes) const {
+  if (!writable_) return 0;
+  Listing listing = list(EntryCheck::none);
+  remove_leftovers(listing);
+  uint64_t total = 0;
+  for (const auto& entry : listing.entries) total += entry.bytes;
+  std::sort(listing.entries.begin(), listing.entries.end(),
+            [](const CacheEntry& a, const CacheEntry& b) {
+              return a.last_used != b.last_used ? a.last_used < b.last_used : a.key < b.key;
+            });
+  size_t removed = 0;
+  for (const auto& entry : listing.entries) {
+    if (total <= max_bytes) break;
+    if (remove(entry.key)) {
+      total -= entry.bytes;
+      ++removed;
+    }
+  }
+  return removed;
+}
+
+}  // namespace archfit::jit
