@@ -1,0 +1,58 @@
+#pragma once
+// Where libnvrtc may be, and which copy to try first (DESIGN.md decision 1).
+// Files are listed and their versions read (through env/cuda_libraries),
+// never loaded here; nvrtc.hpp loads them.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace archfit::jit {
+
+// The places searched, in this order. Each field is one kind of place;
+// empty ones are not searched.
+struct NvrtcSearch {
+  std::filesystem::path archfit_nvrtc;  // ARCHFIT_NVRTC: a libnvrtc file or a directory
+  std::filesystem::path cuda_home;      // CUDA_HOME, else CUDA_PATH: its lib64 and lib
+  std::vector<std::filesystem::path> ld_library_path;  // LD_LIBRARY_PATH, in its order
+  std::vector<std::filesystem::path> loader_dirs;      // /etc/ld.so.conf.d, then the defaults
+  // site-packages: nvidia/cu13/lib, nvidia/cuda_nvrtc/lib (any nvidia/*/lib)
+  std::vector<std::filesystem::path> site_packages;
+  std::filesystem::path default_toolkit = "/usr/local/cuda";  // its lib64
+};
+
+// The search this process's environment describes, with the given site-packages.
+NvrtcSearch default_nvrtc_search(const std::vector<std::filesystem::path>& site_packages = {});
+
+struct NvrtcCandidate {
+  std::filesystem::path path;
+  // "12.4.127" from the wheel's dist-info or the toolkit's version.json;
+  // else the library's own identification string; else the file name's
+  // ("13", "12.8.93"); "" when nothing tells.
+  std::string version;
+  std::string version_source;  // "dist-info", "version.json", "library", "file name", ""
+  std::string origin;          // "ARCHFIT_NVRTC", "CUDA_HOME", "LD_LIBRARY_PATH", "loader path",
+                               // "wheel nvidia/cu13", "/usr/local/cuda"
+};
+
+// Every libnvrtc.so* real file once (a symlink or a second spelling of a
+// directory already seen adds nothing), best first: the newest version, and
+// of equal versions the first in search order. A copy whose version has
+// fewer than three parts (a file name's "13") takes read_nvrtc_release's,
+// with version_source "library", where the file has one. Versions compare
+// numerically part by part, a missing part counting as 0: "13" ranks below
+// "13.0.88". Files that are not libraries are listed too: loading them
+// fails and says why.
+std::vector<NvrtcCandidate> find_nvrtc(const NvrtcSearch& search);
+
+// "13.0.88": the release in the identification string libnvrtc carries in
+// its .rodata ("Cuda compilation tools, release 13.0, V13.0.88", the line
+// NVRTC also writes into every PTX). The file is read, not loaded: the ELF
+// section table, then .rodata in 1 MiB pieces (13 MB, about 3 ms from the
+// page cache, for NVRTC 13.0). "" for a file that is not a 64-bit ELF or
+// has no such string.
+std::string read_nvrtc_release(const std::filesystem::path& library);
+
+// -1, 0 or 1; "12.10" is newer than "12.9".
+int compare_versions(const std::string& a, const std::string& b);
+
+}  // namespace archfit::jit
