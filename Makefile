@@ -54,6 +54,7 @@ test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
 
 DEMO_SITE = $(BUILD_DIR)/tests/fixtures/demo/site-packages
+DEMO_CACHE = $(BUILD_DIR)/demo-kernel-cache
 
 demo: build
 	@echo "== archfit scan $(DEMO_DIR)"
@@ -62,6 +63,12 @@ demo: build
 	@$(BUILD_DIR)/sdk/archfit check --gpu "RTX 5090" --site-packages $(DEMO_SITE); [ $$? -eq 1 ]
 	@echo; echo "== archfit check --gpu H100 --site-packages $(DEMO_SITE)   (expected: fits)"
 	@$(BUILD_DIR)/sdk/archfit check --gpu H100 --site-packages $(DEMO_SITE); [ $$? -eq 0 ]
+	@echo; echo "== archfit jit compile kernels/rmsnorm.cu --arch sm_120, twice   (expected: compiled, then a cache hit)"
+	@rm -rf $(DEMO_CACHE)
+	@ARCHFIT_CACHE_DIR=$(DEMO_CACHE) $(BUILD_DIR)/sdk/archfit jit compile kernels/rmsnorm.cu --arch sm_120
+	@echo
+	@ARCHFIT_CACHE_DIR=$(DEMO_CACHE) $(BUILD_DIR)/sdk/archfit jit compile kernels/rmsnorm.cu --arch sm_120 | tee $(DEMO_CACHE).out
+	@grep -q "cache hit" $(DEMO_CACHE).out
 
 bench-deps:
 	$(call apt_install,$(BENCH_APT_PACKAGES))

@@ -7,7 +7,9 @@
 #include <exception>
 
 #include "archfit/archfit.h"
+#include "cache_command.hpp"
 #include "check_command.hpp"
+#include "jit_command.hpp"
 #include "scan_command.hpp"
 
 int main(int argc, char** argv) {
@@ -19,6 +21,10 @@ int main(int argc, char** argv) {
   scan.add_to(app);
   archfit::cli::CheckCommand check;
   check.add_to(app);
+  archfit::cli::CacheCommand cache;
+  cache.add_to(app);
+  archfit::cli::JitCommand jit;
+  jit.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -29,6 +35,8 @@ int main(int argc, char** argv) {
   try {
     if (app.got_subcommand("scan")) return scan.run();
     if (app.got_subcommand("check")) return check.run();
+    if (cache.chosen()) return cache.run();
+    if (jit.chosen()) return jit.run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit: %s\n", error.what());
     return 2;

@@ -222,7 +222,7 @@ TEST_F(CApi, NullArgumentIsInvalidArgumentNamingArgumentAndFunction) {
 
 TEST_F(CApi, OutParametersAreUntouchedOnFailure) {
   archfit_context* context = sentinel<archfit_context>();
-  const archfit_context_options bad_context_options{1, 0};
+  const archfit_context_options bad_context_options{1, 0, nullptr};
   EXPECT_NE(archfit_context_create(&bad_context_options, &context), ARCHFIT_OK);
   EXPECT_EQ(context, sentinel<archfit_context>());
 
@@ -290,7 +290,7 @@ TEST_F(CApi, LastErrorBelongsToTheCallingThread) {
 TEST_F(CApi, StructSizeTooSmallIsRejected) {
   for (uint32_t size : {0u, 1u, 4u, 7u}) {
     SCOPED_TRACE(size);
-    const archfit_context_options context_options{size, 0};
+    const archfit_context_options context_options{size, 0, nullptr};
     archfit_context* context = nullptr;
     EXPECT_EQ(archfit_context_create(&context_options, &context), ARCHFIT_ERROR_INVALID_ARGUMENT);
     EXPECT_THAT(last_error(), HasSubstr("struct_size"));
@@ -662,7 +662,7 @@ TEST(CppWrapper, FailureThrowsErrorWithStatusAndMessage) {
     EXPECT_EQ(error.status(), ARCHFIT_ERROR_INVALID_ARGUMENT);
     EXPECT_THAT(error.what(), HasSubstr("out of range"));
   }
-  const archfit_context_options too_small{2, 0};
+  const archfit_context_options too_small{2, 0, nullptr};
   EXPECT_THROW(archfit::Context{&too_small}, archfit::Error);
 }
 

@@ -108,6 +108,15 @@ static int env_int(const char* name, int fallback) {
 
 static int initialized = 0;
 
+/* NVRTC 13 dlopens libcuda.so.1 and asks it for its private export table;
+ * with this fake already loaded under that name, NVRTC finds the fake. It
+ * has no such table, and says so as a driver without one would. */
+FAKE_EXPORT CUresult cuGetExportTable(const void** table, const CUuuid* id) {
+  (void)id;
+  if (table) *table = NULL;
+  return CUDA_ERROR_NOT_SUPPORTED;
+}
+
 FAKE_EXPORT CUresult cuInit(unsigned int flags) {
   (void)flags;
   const CUresult result = (CUresult)env_int("ARCHFIT_FAKE_CUDA_INIT", 0);

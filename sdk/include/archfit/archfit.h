@@ -91,6 +91,9 @@ typedef struct archfit_context archfit_context;
 typedef struct archfit_context_options {
   uint32_t struct_size; /* sizeof(archfit_context_options) */
   uint32_t threads;     /* threads one scan may use; 0 = one per CPU */
+  /* Added in 0.1 after threads: the CUDA driver library kernel modules load
+   * through; NULL = "libcuda.so.1" from the loader's search path. */
+  const char* libcuda;
 } archfit_context_options;
 
 /* options may be NULL for the defaults. */
@@ -245,6 +248,88 @@ ARCHFIT_API const char* archfit_report_component_fix(const archfit_report* repor
  * borrowed: lives as long as the report. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_report_json(const archfit_report* report, const char** out_json) ARCHFIT_NOEXCEPT;
+
+/* ---- kernel modules: prebuilt images, else NVRTC, through the cache -------
+ *
+ * An op registers its kernels once (archfit_module_create) and loads them per
+ * device (archfit_module_load): a prebuilt SASS image that runs there; else
+ * prebuilt PTX the driver JIT-compiles; else the CUDA source compiled by
+ * NVRTC for the device's exact arch, through the kernel cache
+ * (ARCHFIT_CACHE_DIR, docs/op-author-guide.md). Loading uses the device's
+ * primary context, so it cooperates with PyTorch. An archfit_module may be
+ * used from many threads at once: threads loading the same device wait for
+ * one load (and at most one compile). A loaded module stays loaded while any
+ * archfit_loaded_module handle to it lives. */
+
+typedef struct archfit_module archfit_module;
+typedef struct archfit_loaded_module archfit_loaded_module;
+
+typedef struct archfit_module_desc {
+  uint32_t struct_size;               /* sizeof(archfit_module_desc) */
+  const char* name;                   /* for messages, e.g. "fastops.rmsnorm" */
+  const char* source;                 /* CUDA C++; NULL: prebuilt images only */
+  const char* source_name;            /* names the source in NVRTC's log; NULL: "kernel.cu" */
+  const char* const* header_names;    /* #include names ... */
+  const char* const* header_contents; /* ... and their text */
+  size_t header_count;
+  const char* const* options; /* NVRTC options (-D, -I, --std=c++17), not the arch */
+  size_t option_count;
+  /* extern "C" or mangled kernel names, or C++ name expressions such as
+   * "rmsnorm<float>" that NVRTC instantiates. */
+  const char* const* entry_points;
+  size_t entry_point_count;
+  const void* prebuilt; /* a fatbin, cubin or PTX image; NULL: none */
+  size_t prebuilt_size;
+} archfit_module_desc;
+
+/* Copies everything it is given. Fails with ARCHFIT_ERROR_INVALID_ARGUMENT
+ * when the module could never load (no source and no device code). */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_module_create(archfit_context* context, const archfit_module_desc* desc,
+                      archfit_module** out_module) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_module_destroy(archfit_module* module) ARCHFIT_NOEXCEPT;
+
+/* The module on device `ordinal` (as cuDeviceGet counts), loaded the first
+ * time. Fails with ARCHFIT_ERROR_UNSUPPORTED when nothing can run there (the
+ * message says what to install or ship), ARCHFIT_ERROR_IO when the driver or
+ * NVRTC fails (with NVRTC's whole log). */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_module_load(
+    archfit_module* module, int ordinal, archfit_loaded_module** out_loaded) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_loaded_module_destroy(archfit_loaded_module* loaded) ARCHFIT_NOEXCEPT;
+
+/* A kernel (a CUfunction, as void*) by a name registered as an entry point. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_loaded_module_function(const archfit_loaded_module* loaded, const char* entry_point,
+                               void** out_function) ARCHFIT_NOEXCEPT;
+
+typedef struct archfit_launch_config {
+  uint32_t struct_size; /* sizeof(archfit_launch_config) */
+  uint32_t grid[3];     /* 0 counts as 1 */
+  uint32_t block[3];    /* 0 counts as 1 */
+  uint32_t shared_bytes;
+  void* stream; /* a CUstream or cudaStream_t; NULL: the default stream */
+} archfit_launch_config;
+
+/* cuLaunchKernel in the module's context; `parameters` as cuLaunchKernel
+ * takes them (an array of pointers to each argument). */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_loaded_module_launch(
+    const archfit_loaded_module* loaded, void* function, const archfit_launch_config* config,
+    void** parameters) ARCHFIT_NOEXCEPT;
+
+typedef struct archfit_load_info {
+  uint32_t struct_size; /* set by the caller: sizeof(archfit_load_info) */
+  /* "prebuilt-sass", "driver-ptx-jit" or "nvrtc"; borrowed, as are the others */
+  const char* path;
+  const char* arch;   /* "sm_90", "compute_80", "sm_120" */
+  const char* reason; /* why this path, in a sentence */
+  const char* cache;  /* NVRTC: "memory", "primary", "readonly" or "built"; else "" */
+  const char* device_name;
+  double milliseconds; /* the load: selection, compile or cache, and the driver */
+} archfit_load_info;
+
+/* Which path the load took and why. Strings are borrowed from `loaded`. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_loaded_module_info(
+    const archfit_loaded_module* loaded, archfit_load_info* out_info) ARCHFIT_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

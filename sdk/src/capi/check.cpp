@@ -3,6 +3,7 @@
 #include "check/report_json.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "string_list.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -13,19 +14,8 @@ namespace {
 
 std::vector<std::filesystem::path> path_list(const char* const* items, size_t count,
                                              const char* name) {
-  if (count != 0 && items == nullptr) {
-    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
-                   std::string(name) + " is NULL but its count is not 0"};
-  }
-  std::vector<std::filesystem::path> paths;
-  for (size_t i = 0; i < count; ++i) {
-    if (items[i] == nullptr) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
-                     std::string(name) + "[" + std::to_string(i) + "] is NULL"};
-    }
-    paths.emplace_back(items[i]);
-  }
-  return paths;
+  const auto strings = archfit::capi::string_list(items, count, name);
+  return {strings.begin(), strings.end()};
 }
 
 const check::ComponentResult* component_at(const archfit_report* report, size_t index) {

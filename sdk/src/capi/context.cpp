@@ -14,6 +14,7 @@ archfit_status archfit_context_create(const archfit_context_options* options,
     const auto settings = archfit::capi::read_options(options, "archfit_context_options");
     auto context = std::make_unique<archfit_context>();
     context->threads = settings.threads;
+    if (settings.libcuda) context->libcuda = settings.libcuda;
     *out_context = context.release();
   });
 }

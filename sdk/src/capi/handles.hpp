@@ -1,14 +1,26 @@
 #pragma once
 // The structs behind the opaque C handles.
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include "archfit/archfit.h"
 #include "binary/image.hpp"
 #include "check/check.hpp"
+#include "jit/kernel_module.hpp"
 
 struct archfit_context {
   uint32_t threads = 0;
+  std::string libcuda;  // empty: the loader's libcuda.so.1
+};
+
+struct archfit_module {
+  std::shared_ptr<archfit::jit::KernelModule> module;
+};
+
+struct archfit_loaded_module {
+  std::shared_ptr<archfit::jit::LoadedModule> loaded;
+  std::string path;  // borrowed by archfit_loaded_module_info
 };
 
 struct archfit_scan {

@@ -1,0 +1,133 @@
+#include "jit_command.hpp"
+
+#include <cctype>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "binary/scanner.hpp"
+#include "jit/cached_compile.hpp"
+
+namespace archfit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// "" when NVRTC knows the target's arch (or the target is not sm_/compute_NN
+// and NVRTC should say what is wrong); else the archs it does know.
+std::string supported_list(const jit::Nvrtc& nvrtc, const std::string& target) {
+  const auto digits = target.find_first_of("0123456789");
+  if (digits == std::string::npos) return {};
+  int arch = 0;
+  for (size_t i = digits; i < target.size() && std::isdigit(static_cast<unsigned char>(target[i]));
+       ++i)
+    arch = arch * 10 + (target[i] - '0');
+  std::string known;
+  for (const int supported : nvrtc.info().supported_archs) {
+    if (supported == arch) return {};
+    known += (known.empty() ? "sm_" : ", sm_") + std::to_string(supported);
+  }
+  return known;
+}
+
+}  // namespace
+
+void JitCommand::add_to(CLI::App& app) {
+  jit_ = app.add_subcommand("jit", "Compile CUDA sources at run time with NVRTC");
+  jit_->require_subcommand(1);
+  compile_ = jit_->add_subcommand(
+      "compile", "Compile FILE.cu for one arch through the kernel cache and confirm the arch");
+  compile_->add_option("source", source_, "The CUDA source")->required()->check(CLI::ExistingFile);
+  compile_->add_option("--arch", arch_, "sm_120, sm_90a, compute_90 (PTX)")->required();
+  compile_->add_option("-I,--include-path", include_dirs_, "A header directory");
+  compile_->add_option("-D,--define", defines_, "A macro, NAME or NAME=VALUE");
+  compile_->add_option("--option", options_, "Any other NVRTC option, e.g. --std=c++17");
+  compile_->add_option("--name-expression", name_expressions_,
+                       "A C++ name to instantiate and lower, e.g. 'rmsnorm<float>'");
+  compile_->add_option("-o,--output", output_, "Write the image (CUBIN or PTX) here");
+  compile_->add_flag("--json", json_, "Print JSON");
+}
+
+bool JitCommand::chosen() const { return jit_ && jit_->parsed(); }
+
+int JitCommand::run() const {
+  std::ifstream in(source_, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  jit::CompileRequest request;
+  request.source = text.str();
+  request.source_name = fs::path(source_).filename().string();
+  request.target = arch_;
+  for (const auto& dir : include_dirs_) request.options.push_back("-I" + dir);
+  for (const auto& define : defines_) request.options.push_back("-D" + define);
+  request.options.insert(request.options.end(), options_.begin(), options_.end());
+  request.name_expressions = name_expressions_;
+
+  try {
+    const jit::Nvrtc nvrtc = jit::Nvrtc::discover(jit::default_nvrtc_search());
+    if (const std::string known = supported_list(nvrtc, arch_); !known.empty()) {
+      std::cerr << "archfit jit compile: " << nvrtc.describe() << " cannot compile for " << arch_
+                << "; it knows " << known << '\n';
+      return 2;
+    }
+    jit::KernelCache cache(jit::KernelCache::options_from_environment());
+    const jit::CachedCompile compiled = jit::compile_cached(nvrtc, cache, request);
+
+    // Confirm the arch from the image itself, with archfit's own scanner.
+    const binary::FileScan scan = binary::scan_bytes(*compiled.image, source_ + " (output)");
+    std::string found;
+    for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
+    const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
+    if (!output_.empty()) {
+      std::ofstream out(output_, std::ios::binary | std::ios::trunc);
+      const auto& bytes = *compiled.image;
+      // PTX is kept with its NUL for cuModuleLoadData; a .ptx file is text.
+      size_t size = bytes.size();
+      if (compiled.format == jit::ImageFormat::ptx && size && bytes[size - 1] == std::byte{0})
+        --size;
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
+      if (!out) throw std::runtime_error("cannot write " + output_);
+    }
+    const bool hit = compiled.source != jit::CacheSource::built;
+    if (json_) {
+      std::cout << nlohmann::json{{"nvrtc", nvrtc.describe()},
+                                  {"target", arch_},
+                                  {"format", jit::to_string(compiled.format)},
+                                  {"bytes", compiled.image->size()},
+                                  {"key", compiled.key},
+                                  {"cache", jit::to_string(compiled.source)},
+                                  {"milliseconds", compiled.milliseconds},
+                                  {"scanned", found},
+                                  {"confirmed", confirmed},
+                                  {"cache_dir",
+                                   cache.directory() ? cache.directory()->string() : std::string()}}
+                       .dump(2)
+                << '\n';
+    } else {
+      std::cout << "nvrtc    " << nvrtc.describe() << '\n'
+                << "path     NVRTC " << arch_ << " ("
+                << (hit ? std::string("cache hit, ") + jit::to_string(compiled.source)
+                        : std::string("compiled"))
+                << ")\n"
+                << "time     " << compiled.milliseconds << " ms\n"
+                << "image    " << compiled.image->size() << " bytes, "
+                << jit::to_string(compiled.format) << ", scanned: " << found
+                << (confirmed ? " (confirmed)" : " (NOT the arch asked for)") << '\n'
+                << "cache    "
+                << (cache.directory() ? cache.directory()->string() : std::string("memory only"))
+                << "  key " << compiled.key << '\n';
+      if (!output_.empty()) std::cout << "wrote    " << output_ << '\n';
+    }
+    return confirmed ? 0 : 1;
+  } catch (const jit::NvrtcCompileError& error) {
+    std::cerr << "archfit jit compile: " << error.what() << '\n';  // the whole log
+    return 1;
+  } catch (const jit::NvrtcError& error) {
+    std::cerr << "archfit jit compile: " << error.what() << '\n';
+    return 2;
+  }
+}
+
+}  // namespace archfit::cli

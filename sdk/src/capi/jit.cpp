@@ -1,0 +1,135 @@
+// The C ABI of jit/kernel_module: register, load per device, look up, launch.
+#include <cstddef>
+#include <memory>
+
+#include "guard.hpp"
+#include "handles.hpp"
+#include "string_list.hpp"
+
+using archfit::capi::ApiError;
+using archfit::capi::guarded;
+using archfit::capi::require_argument;
+using archfit::capi::string_list;
+namespace jit = archfit::jit;
+
+namespace {
+
+// A load or launch that failed: nothing can run there (unsupported), or the
+// driver or NVRTC failed (I/O in the ABI's terms).
+template <typename Body>
+void translate_jit_errors(Body&& body) {
+  try {
+    body();
+  } catch (const jit::JitError& error) {
+    throw ApiError{error.nothing_runs() ? ARCHFIT_ERROR_UNSUPPORTED : ARCHFIT_ERROR_IO,
+                   error.what()};
+  } catch (const jit::NvrtcError& error) {
+    throw ApiError{ARCHFIT_ERROR_IO, error.what()};
+  }
+}
+
+}  // namespace
+
+extern "C" {
+
+archfit_status archfit_module_create(archfit_context* context, const archfit_module_desc* given,
+                                     archfit_module** out_module) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(context, "context");
+    require_argument(given, "desc");
+    require_argument(out_module, "out_module");
+    const auto desc = archfit::capi::read_options(given, "archfit_module_desc");
+    jit::KernelModuleSpec spec;
+    spec.name = desc.name ? desc.name : "module";
+    if (desc.source) spec.source = desc.source;
+    if (desc.source_name) spec.source_name = desc.source_name;
+    const auto names = string_list(desc.header_names, desc.header_count, "header_names");
+    const auto contents = string_list(desc.header_contents, desc.header_count, "header_contents");
+    for (size_t i = 0; i < names.size(); ++i) spec.headers[names[i]] = contents[i];
+    spec.options = string_list(desc.options, desc.option_count, "options");
+    spec.entry_points = string_list(desc.entry_points, desc.entry_point_count, "entry_points");
+    if (desc.prebuilt_size != 0) {
+      require_argument(desc.prebuilt, "prebuilt");
+      const auto* bytes = static_cast<const std::byte*>(desc.prebuilt);
+      spec.prebuilt.assign(bytes, bytes + desc.prebuilt_size);
+    }
+    jit::JitOptions options;
+    options.libcuda = context->libcuda;
+    auto handle = std::make_unique<archfit_module>();
+    try {
+      handle->module = std::make_shared<jit::KernelModule>(std::move(spec), options);
+    } catch (const jit::JitError& error) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
+    }
+    *out_module = handle.release();
+  });
+}
+
+void archfit_module_destroy(archfit_module* module) noexcept { delete module; }
+
+archfit_status archfit_module_load(archfit_module* module, int ordinal,
+                                   archfit_loaded_module** out_loaded) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(module, "module");
+    require_argument(out_loaded, "out_loaded");
+    auto handle = std::make_unique<archfit_loaded_module>();
+    translate_jit_errors([&] { handle->loaded = module->module->load(ordinal); });
+    handle->path = std::string(jit::to_string(handle->loaded->report().path));
+    *out_loaded = handle.release();
+  });
+}
+
+void archfit_loaded_module_destroy(archfit_loaded_module* loaded) noexcept { delete loaded; }
+
+archfit_status archfit_loaded_module_function(const archfit_loaded_module* loaded,
+                                              const char* entry_point,
+                                              void** out_function) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(loaded, "loaded");
+    require_argument(entry_point, "entry_point");
+    require_argument(out_function, "out_function");
+    void* function = nullptr;
+    translate_jit_errors([&] { function = loaded->loaded->function(entry_point); });
+    *out_function = function;
+  });
+}
+
+archfit_status archfit_loaded_module_launch(const archfit_loaded_module* loaded, void* function,
+                                            const archfit_launch_config* given,
+                                            void** parameters) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(loaded, "loaded");
+    require_argument(function, "function");
+    require_argument(given, "config");
+    const auto config = archfit::capi::read_options(given, "archfit_launch_config");
+    auto at_least_one = [](uint32_t n) { return n == 0 ? 1u : n; };
+    translate_jit_errors([&] {
+      loaded->loaded->launch(function, at_least_one(config.grid[0]), at_least_one(config.grid[1]),
+                             at_least_one(config.grid[2]), at_least_one(config.block[0]),
+                             at_least_one(config.block[1]), at_least_one(config.block[2]),
+                             config.shared_bytes, config.stream, parameters);
+    });
+  });
+}
+
+archfit_status archfit_loaded_module_info(const archfit_loaded_module* loaded,
+                                          archfit_load_info* out_info) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(loaded, "loaded");
+    require_argument(out_info, "out_info");
+    if (out_info->struct_size < offsetof(archfit_load_info, milliseconds) + sizeof(double)) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " +
+                                                         std::to_string(out_info->struct_size) +
+                                                         "; set it to sizeof(archfit_load_info)"};
+    }
+    const jit::LoadReport& report = loaded->loaded->report();
+    out_info->path = loaded->path.c_str();
+    out_info->arch = report.arch.c_str();
+    out_info->reason = report.reason.c_str();
+    out_info->cache = report.cache_source.c_str();
+    out_info->device_name = report.device_name.c_str();
+    out_info->milliseconds = report.milliseconds;
+  });
+}
+
+}  // extern "C"

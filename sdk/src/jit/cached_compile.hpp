@@ -1,0 +1,32 @@
+#pragma once
+// NVRTC through the kernel cache: the key is everything that changes the
+// output (DESIGN.md decision 5), the compile runs only on a miss, and of many
+// threads or processes asking for the same key one compiles.
+#include <string>
+
+#include "jit/cache/kernel_cache.hpp"
+#include "jit/nvrtc/nvrtc.hpp"
+
+namespace archfit::jit {
+
+struct CachedCompile {
+  KernelImage image;  // the CUBIN, or the PTX with its NUL
+  // Each name expression with its mangled name, kept in the cache entry with
+  // the image so that a hit needs no compile to find the kernels.
+  std::vector<std::pair<std::string, std::string>> lowered_names;
+  ImageFormat format = ImageFormat::cubin;
+  std::string key;
+  CacheSource source = CacheSource::built;  // built: compiled by this call
+  double milliseconds = 0;                  // the whole call, the compile included
+};
+
+// The key of `request` for this NVRTC. Headers NVRTC would read from the
+// request's -I directories are hashed too (every file under them, up to a
+// limit), so an edited header there never meets a stale image; the CUDA
+// headers NVRTC brings are covered by its version and build.
+std::string compile_key(const Nvrtc& nvrtc, const CompileRequest& request);
+
+// Throws what Nvrtc::compile throws on a miss that fails to compile.
+CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache, const CompileRequest& request);
+
+}  // namespace archfit::jit

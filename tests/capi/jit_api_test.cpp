@@ -1,0 +1,124 @@
+// The kernel-module C ABI against the test-only driver (tests/fakes/): an op
+// registers RMSNorm with prebuilt sm_86/sm_89 images, and on a simulated RTX
+// 5090 archfit compiles it with NVRTC, loads it and launches it.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "archfit/archfit.h"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class JitApi : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(fs::path(ARCHFIT_FIXTURE_DIR) / "sm_86_sm_89.fatbin"))
+      GTEST_SKIP() << "nvcc fixtures are not built in " << ARCHFIT_FIXTURE_DIR;
+    cache_ = fs::temp_directory_path() / ("archfit_jit_api_" + std::to_string(::getpid()));
+    ::setenv("ARCHFIT_CACHE_DIR", cache_.c_str(), 1);
+    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1", 1);
+    archfit_context_options options{};
+    options.struct_size = sizeof options;
+    options.libcuda = ARCHFIT_FAKE_CUDA;
+    ASSERT_EQ(archfit_context_create(&options, &context_), ARCHFIT_OK) << archfit_last_error();
+    source_ = read_text(std::string(ARCHFIT_KERNELS_DIR) + "/rmsnorm.cu");
+    prebuilt_ = read_text(fs::path(ARCHFIT_FIXTURE_DIR) / "sm_86_sm_89.fatbin");
+    desc_.struct_size = sizeof desc_;
+    desc_.name = "test.rmsnorm";
+    desc_.source = source_.c_str();
+    desc_.source_name = "rmsnorm.cu";
+    desc_.entry_points = entries_;
+    desc_.entry_point_count = 2;
+    desc_.prebuilt = prebuilt_.data();
+    desc_.prebuilt_size = prebuilt_.size();
+  }
+  void TearDown() override {
+    archfit_context_destroy(context_);
+    fs::remove_all(cache_);
+    ::unsetenv("ARCHFIT_CACHE_DIR");
+    ::unsetenv("ARCHFIT_FAKE_CUDA_DEVICES");
+  }
+  archfit_context* context_ = nullptr;
+  fs::path cache_;
+  std::string source_, prebuilt_;
+  const char* entries_[2] = {"rmsnorm_f32", "rmsnorm<float>"};
+  archfit_module_desc desc_{};
+};
+
+}  // namespace
+
+TEST_F(JitApi, RegisterLoadLookUpAndLaunchOnAGpuThePrebuiltImagesMiss) {
+  archfit_module* module = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* loaded = nullptr;
+  ASSERT_EQ(archfit_module_load(module, 0, &loaded), ARCHFIT_OK) << archfit_last_error();
+  archfit_load_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(archfit_loaded_module_info(loaded, &info), ARCHFIT_OK);
+  EXPECT_STREQ(info.path, "nvrtc");
+  EXPECT_STREQ(info.arch, "sm_120");
+  EXPECT_STREQ(info.device_name, "NVIDIA GeForce RTX 5090");
+  EXPECT_NE(std::string(info.reason).find("No prebuilt image runs on sm_120"), std::string::npos);
+  void* kernel = nullptr;
+  ASSERT_EQ(archfit_loaded_module_function(loaded, "rmsnorm<float>", &kernel), ARCHFIT_OK)
+      << archfit_last_error();
+  archfit_launch_config config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = 4;
+  config.block[0] = 128;
+  float* x = nullptr;
+  float* w = nullptr;
+  float* y = nullptr;
+  int columns = 1024;
+  float eps = 1e-6f;
+  void* parameters[] = {&x, &w, &y, &columns, &eps};
+  EXPECT_EQ(archfit_loaded_module_launch(loaded, kernel, &config, parameters), ARCHFIT_OK)
+      << archfit_last_error();
+  void* missing = reinterpret_cast<void*>(0x1);
+  EXPECT_EQ(archfit_loaded_module_function(loaded, "nope", &missing), ARCHFIT_ERROR_IO);
+  EXPECT_EQ(missing, reinterpret_cast<void*>(0x1));  // untouched on failure
+  archfit_loaded_module_destroy(loaded);
+  archfit_module_destroy(module);
+}
+
+TEST_F(JitApi, NothingThatRunsIsUnsupportedAndSaysWhatToShip) {
+  desc_.source = nullptr;
+  archfit_module* module = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* loaded = nullptr;
+  EXPECT_EQ(archfit_module_load(module, 0, &loaded), ARCHFIT_ERROR_UNSUPPORTED);
+  EXPECT_NE(std::string(archfit_last_error()).find("ship an image for sm_120"), std::string::npos)
+      << archfit_last_error();
+  EXPECT_EQ(loaded, nullptr);
+  archfit_module_destroy(module);
+}
+
+TEST_F(JitApi, BadDescriptionsAreInvalidArgumentsNamingTheField) {
+  archfit_module* module = nullptr;
+  desc_.entry_point_count = 0;
+  EXPECT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(archfit_last_error()).find("entry point"), std::string::npos);
+  const char* broken[1] = {nullptr};
+  desc_.entry_points = broken;
+  desc_.entry_point_count = 1;
+  EXPECT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(archfit_last_error()).find("entry_points[0] is NULL"), std::string::npos);
+  EXPECT_EQ(module, nullptr);
+  archfit_module_destroy(nullptr);         // a no-op
+  archfit_loaded_module_destroy(nullptr);  // a no-op
+}

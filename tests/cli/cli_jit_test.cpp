@@ -1,0 +1,127 @@
+// `archfit jit compile` and `archfit cache`, run as a user runs them, with the
+// cache in a scratch directory and the NVRTC of the local toolkit.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+};
+
+class CliJit : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("archfit_cli_jit_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    const CommandResult probe = run("jit compile " + kernel() + " --arch sm_90 --json");
+    if (probe.out.find("no libnvrtc") != std::string::npos ||
+        probe.out.find("NVRTC was not found") != std::string::npos)
+      GTEST_SKIP() << "no NVRTC here: " << probe.out;
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  static std::string kernel() { return std::string(ARCHFIT_KERNELS_DIR) + "/rmsnorm.cu"; }
+
+  // stderr joins stdout so failures show in the log; the cache is private.
+  CommandResult run(const std::string& arguments) const {
+    CommandResult result;
+    const std::string command = "ARCHFIT_CACHE_DIR='" + (dir_ / "cache").string() + "' " +
+                                ARCHFIT_CLI + " " + arguments + " 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    if (!pipe) return result;
+    std::array<char, 4096> buffer{};
+    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      result.out.append(buffer.data(), n);
+    const int status = ::pclose(pipe);
+    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    return result;
+  }
+
+  fs::path dir_;
+};
+
+}  // namespace
+
+TEST_F(CliJit, TheSecondCompileOfTheSameSourceIsACacheHit) {
+  const CommandResult first = run("jit compile " + kernel() + " --arch sm_120 --json");
+  ASSERT_EQ(first.exit_code, 0) << first.out;
+  const auto a = nlohmann::json::parse(first.out.substr(first.out.find('{')));
+  const CommandResult second = run("jit compile " + kernel() + " --arch sm_120 --json");
+  ASSERT_EQ(second.exit_code, 0) << second.out;
+  const auto b = nlohmann::json::parse(second.out.substr(second.out.find('{')));
+  EXPECT_EQ(a["key"], b["key"]);
+  EXPECT_NE(a["cache"], b["cache"]);
+  EXPECT_EQ(b["cache"], "primary");  // a new process: from disk
+  EXPECT_EQ(b["scanned"], "sm_120");
+  EXPECT_TRUE(b["confirmed"]);
+  EXPECT_EQ(a["bytes"], b["bytes"]);
+}
+
+TEST_F(CliJit, OutputIsTheImageTheScannerConfirms) {
+  const fs::path out = dir_ / "rmsnorm.ptx";
+  const CommandResult run_result =
+      run("jit compile " + kernel() + " --arch compute_90 -o '" + out.string() + "'");
+  ASSERT_EQ(run_result.exit_code, 0) << run_result.out;
+  EXPECT_NE(run_result.out.find("scanned: compute_90 (confirmed)"), std::string::npos)
+      << run_result.out;
+  const CommandResult scan = run("scan --json '" + out.string() + "'");
+  ASSERT_EQ(scan.exit_code, 0) << scan.out;
+  const auto doc = nlohmann::json::parse(scan.out);
+  EXPECT_EQ(doc["files"][0]["images"][0]["arch"], "compute_90") << scan.out;
+}
+
+TEST_F(CliJit, ACompileErrorPrintsNvrtcsWholeLogAndExitsOne) {
+  std::ofstream(dir_ / "bad.cu") << "__global__ void k() { oops }\n";
+  const CommandResult result = run("jit compile '" + (dir_ / "bad.cu").string() + "' --arch sm_90");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(result.out.find("bad.cu(1): error: identifier \"oops\" is undefined"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("Options: --gpu-architecture=sm_90"), std::string::npos) << result.out;
+}
+
+TEST_F(CliJit, AnArchNvrtcDoesNotKnowExitsTwoListingTheOnesItDoes) {
+  const CommandResult result = run("jit compile " + kernel() + " --arch sm_999");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_NE(result.out.find("cannot compile for sm_999; it knows sm_"), std::string::npos)
+      << result.out;
+}
+
+TEST_F(CliJit, CacheListVerifyAndClearSeeTheEntryAndACorruptOneIsRemoved) {
+  ASSERT_EQ(run("jit compile " + kernel() + " --arch sm_90").exit_code, 0);
+  const CommandResult list = run("cache list --json");
+  ASSERT_EQ(list.exit_code, 0) << list.out;
+  const auto entries = nlohmann::json::parse(list.out)["entries"];
+  ASSERT_EQ(entries.size(), 1u) << list.out;
+  // Flip the last byte of the image: the checksum no longer matches.
+  const fs::path entry = entries[0]["path"].get<std::string>();
+  {
+    std::fstream file(entry, std::ios::in | std::ios::out | std::ios::binary);
+    file.seekg(-1, std::ios::end);
+    const char last = static_cast<char>(file.get());
+    file.seekp(-1, std::ios::end);
+    file.put(static_cast<char>(~last));
+  }
+  const CommandResult verify = run("cache verify");
+  EXPECT_EQ(verify.exit_code, 1) << verify.out;
+  EXPECT_NE(verify.out.find("1 bad"), std::string::npos) << verify.out;
+  EXPECT_FALSE(fs::exists(entry));
+  ASSERT_EQ(run("jit compile " + kernel() + " --arch sm_90").exit_code, 0);
+  const CommandResult clear = run("cache clear");
+  EXPECT_NE(clear.out.find("removed 1 entries"), std::string::npos) << clear.out;
+}
