@@ -6,8 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "binary/file_scan.hpp"
+#include "binary/parallel.hpp"
 #include "binary/scanner.hpp"
 #include "jit/cached_compile.hpp"
+#include "jit/fatbin_bundle.hpp"
 
 namespace archfit::cli {
 
@@ -48,11 +51,61 @@ void JitCommand::add_to(CLI::App& app) {
                        "A C++ name to instantiate and lower, e.g. 'rmsnorm<float>'");
   compile_->add_option("-o,--output", output_, "Write the image (CUBIN or PTX) here");
   compile_->add_flag("--json", json_, "Print JSON");
+
+  bundle_ = jit_->add_subcommand(
+      "bundle", "Compile FILE.cu for several archs in parallel processes into one fatbin");
+  bundle_->add_option("source", source_, "The CUDA source")->required()->check(CLI::ExistingFile);
+  bundle_->add_option("--arch", bundle_archs_, "sm_100,sm_120,compute_120 (PTX)")
+      ->required()
+      ->delimiter(',');
+  bundle_->add_option("-I,--include-path", include_dirs_, "A header directory");
+  bundle_->add_option("-D,--define", defines_, "A macro, NAME or NAME=VALUE");
+  bundle_->add_option("--option", options_, "Any other NVRTC option");
+  bundle_->add_option("--name-expression", name_expressions_, "A C++ name to instantiate");
+  bundle_->add_option("-o,--output", output_, "The fatbin to write")->required();
+  bundle_->add_option("--jobs", jobs_, "Compiles at once (default: one per CPU)");
+}
+
+int JitCommand::run_bundle() const {
+  jit::BundleRequest request;
+  request.archfit = fs::read_symlink("/proc/self/exe");
+  request.source = source_;
+  request.archs = bundle_archs_;
+  for (const auto& dir : include_dirs_) request.compile_args.push_back("-I" + dir);
+  for (const auto& define : defines_) request.compile_args.push_back("-D" + define);
+  for (const auto& option : options_) request.compile_args.push_back("--option=" + option);
+  for (const auto& name : name_expressions_)
+    request.compile_args.push_back("--name-expression=" + name);
+  request.output = output_;
+  request.jobs = jobs_;
+  try {
+    const jit::BundleResult result = jit::build_bundle(request);
+    // Confirm from the file itself that every arch asked for is in it.
+    const binary::FileScan scan = binary::scan_file(output_);
+    std::string found;
+    for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
+    size_t missing = 0;
+    for (const auto& image : result.images) {
+      const bool present = (" " + found + " ").find(" " + image.arch + " ") != std::string::npos;
+      missing += !present;
+      std::cout << (present ? "  " : "✗ ") << image.arch << "  " << image.milliseconds << " ms  ("
+                << image.cache << ")\n";
+    }
+    std::cout << "wrote " << output_ << ": " << found << " (" << scan.file_size << " bytes, "
+              << result.images.size() << " archs in " << result.milliseconds << " ms, "
+              << (jobs_ ? jobs_ : binary::default_threads()) << " at once; packed by "
+              << result.fatbinary.string() << ")\n";
+    return missing ? 1 : 0;
+  } catch (const jit::BundleError& error) {
+    std::cerr << "archfit jit bundle: " << error.what() << '\n';
+    return 1;
+  }
 }
 
 bool JitCommand::chosen() const { return jit_ && jit_->parsed(); }
 
 int JitCommand::run() const {
+  if (bundle_->parsed()) return run_bundle();
   std::ifstream in(source_, std::ios::binary);
   std::ostringstream text;
   text << in.rdbuf();

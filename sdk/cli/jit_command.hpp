@@ -18,6 +18,10 @@ class JitCommand {
  private:
   CLI::App* jit_ = nullptr;
   CLI::App* compile_ = nullptr;
+  CLI::App* bundle_ = nullptr;
+  int run_bundle() const;
+  std::vector<std::string> bundle_archs_;
+  unsigned jobs_ = 0;
   std::string source_;
   std::string arch_;
   std::vector<std::string> include_dirs_;

@@ -10,6 +10,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -38,10 +39,10 @@ class CliJit : public ::testing::Test {
   static std::string kernel() { return std::string(ARCHFIT_KERNELS_DIR) + "/rmsnorm.cu"; }
 
   // stderr joins stdout so failures show in the log; the cache is private.
-  CommandResult run(const std::string& arguments) const {
+  CommandResult run(const std::string& arguments, const std::string& environment = "") const {
     CommandResult result;
-    const std::string command = "ARCHFIT_CACHE_DIR='" + (dir_ / "cache").string() + "' " +
-                                ARCHFIT_CLI + " " + arguments + " 2>&1";
+    const std::string command = environment + "ARCHFIT_CACHE_DIR='" + (dir_ / "cache").string() +
+                                "' " + ARCHFIT_CLI + " " + arguments + " 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     if (!pipe) return result;
     std::array<char, 4096> buffer{};
@@ -124,4 +125,34 @@ TEST_F(CliJit, CacheListVerifyAndClearSeeTheEntryAndACorruptOneIsRemoved) {
   ASSERT_EQ(run("jit compile " + kernel() + " --arch sm_90").exit_code, 0);
   const CommandResult clear = run("cache clear");
   EXPECT_NE(clear.out.find("removed 1 entries"), std::string::npos) << clear.out;
+}
+
+TEST_F(CliJit, BundleCompilesEachArchInItsOwnProcessIntoOneFatbin) {
+  const fs::path out = dir_ / "ops.fatbin";
+  const CommandResult bundle = run("jit bundle " + kernel() +
+                                   " --arch sm_90,compute_120 --jobs 2 -o '" + out.string() + "'");
+  ASSERT_EQ(bundle.exit_code, 0) << bundle.out;
+  const CommandResult scan = run("scan --json '" + out.string() + "'");
+  const auto doc = nlohmann::json::parse(scan.out);
+  std::vector<std::string> archs;
+  for (const auto& image : doc["files"][0]["images"]) archs.push_back(image["arch"]);
+  EXPECT_EQ(archs, (std::vector<std::string>{"sm_90", "compute_120"})) << scan.out;
+  // The second bundle finds every arch in the cache.
+  const CommandResult again =
+      run("jit bundle " + kernel() + " --arch sm_90,compute_120 -o '" + out.string() + "'");
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_EQ(again.out.find("(built)"), std::string::npos) << again.out;
+}
+
+TEST_F(CliJit, BundleSaysWhichArchFailedAndWhatFatbinaryIsMissing) {
+  const fs::path out = dir_ / "ops.fatbin";
+  const CommandResult bad =
+      run("jit bundle " + kernel() + " --arch sm_90,sm_999 -o '" + out.string() + "'");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("failed for sm_999"), std::string::npos) << bad.out;
+  const CommandResult no_tool =
+      run("jit bundle " + kernel() + " --arch sm_90 -o '" + out.string() + "'",
+          "ARCHFIT_FATBINARY=/nonexistent/fatbinary ");
+  EXPECT_NE(no_tool.exit_code, 0) << no_tool.out;
+  EXPECT_NE(no_tool.out.find("/nonexistent/fatbinary"), std::string::npos) << no_tool.out;
 }

@@ -1,18 +1,12 @@
 #include "python_locate.hpp"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
+#include "run_program.hpp"
 
 #include <cerrno>
 #include <cstring>
 #include <sstream>
 #include <string>
-
-extern char** environ;
+#include <system_error>
 
 namespace archfit::env {
 
@@ -31,74 +25,25 @@ bool is_packages_dir(const fs::path& path) {
 
 std::string run_captured(const fs::path& program, const std::vector<std::string>& args,
                          std::chrono::milliseconds timeout) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw LocateError(std::string("cannot create a pipe: ") + std::strerror(errno));
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  std::vector<std::string> argv_storage{program.string()};
-  argv_storage.insert(argv_storage.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& arg : argv_storage) argv.push_back(arg.data());
-  argv.push_back(nullptr);
-  // Its own process group, so a stuck interpreter is stopped with whatever it started.
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attributes, 0);
-  pid_t pid = 0;
-  // posix_spawn, never a shell: the path is the user's and must not be parsed.
-  const int spawned =
-      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
+  ProgramOptions options;
+  options.timeout = timeout;
+  options.max_output = 1u << 20;  // sys.path is never a megabyte
+  ProgramResult result;
+  try {
+    result = run_program(program, args, options);
+  } catch (const std::system_error& error) {
     throw LocateError("cannot run the Python at " + program.string() + ": " +
-                      std::strerror(spawned));
+                      std::strerror(error.code().value()));
   }
-  std::string output;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd readable{pipe_fds[0], POLLIN, 0};
-    const int ready = ::poll(&readable, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) {
-      timed_out = ready == 0;
-      break;
-    }
-    char buffer[4096];
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    output.append(buffer, static_cast<size_t>(n));
-    if (output.size() > (1u << 20)) break;  // sys.path is never a megabyte
-  }
-  ::close(pipe_fds[0]);
-  if (timed_out) ::kill(-pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) {
+  if (result.timed_out) {
     throw LocateError("the Python at " + program.string() + " did not answer within " +
                       std::to_string(timeout.count()) + " ms and was stopped");
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!result.succeeded()) {
     throw LocateError("the Python at " + program.string() + " failed (" +
-                      (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                         : "killed by signal " + std::to_string(WTERMSIG(status))) +
-                      ") when asked for its sys.path");
+                      result.how_it_ended(timeout) + ") when asked for its sys.path");
   }
-  return output;
+  return result.output;
 }
 
 }  // namespace

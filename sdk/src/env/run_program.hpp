@@ -1,0 +1,35 @@
+#pragma once
+// Runs a program and captures what it prints: posix_spawn, never a shell (a
+// path is the user's and must not be parsed), stdin from /dev/null, its own
+// process group so that a program past its time limit is stopped together
+// with whatever it started.
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace archfit::env {
+
+struct ProgramResult {
+  bool exited = false;  // false: killed by `signal`, or stopped at the limit
+  int exit_status = -1;
+  int signal = 0;
+  bool timed_out = false;
+  std::string output;  // stdout (and stderr, when merged), up to the limit
+
+  bool succeeded() const { return exited && exit_status == 0; }
+  // "exit status 1", "killed by signal 9", "stopped after 20000 ms"
+  std::string how_it_ended(std::chrono::milliseconds timeout) const;
+};
+
+struct ProgramOptions {
+  std::chrono::milliseconds timeout = std::chrono::seconds(60);
+  bool merge_stderr = false;      // false: stderr goes where this process's goes
+  size_t max_output = 16u << 20;  // what is read beyond it is dropped
+};
+
+// Throws std::system_error when the program cannot be started at all.
+ProgramResult run_program(const std::filesystem::path& program,
+                          const std::vector<std::string>& args, const ProgramOptions& options = {});
+
+}  // namespace archfit::env
