@@ -215,22 +215,36 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
   std::set<std::pair<dev_t, ino_t>> seen;  // /usr/local/cuda and CUDA_HOME are often one directory
   for (const Place& place : places(search)) {
     std::error_code error;
+    // Only names that can be one of the libraries are kept (and sorted): the
+    // loader's directories hold thousands of others.
     std::vector<fs::path> files;
     for (fs::directory_iterator it(place.dir, error), end; !error && it != end;
          it.increment(error)) {
-      files.push_back(it->path());
+      const std::string& native = it->path().native();
+      const std::string_view filename =
+          std::string_view(native).substr(native.find_last_of('/') + 1);
+      const bool candidate = std::any_of(
+          std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
+            return filename.size() > 3 && filename.compare(0, 3, "lib") == 0 &&
+                   filename.substr(3).starts_with(kind.name);
+          });
+      if (candidate) files.push_back(it->path());
     }
     std::sort(files.begin(), files.end());
     for (const LibraryKind& kind : kLibraries) {
       const std::string name = kind.name;
       // libcudart.so.13, libcudart.so.12.8.90; not libcudart_static.a, not libnvrtc.alt.so.
       const std::regex pattern("lib" + name + R"(\.so(?:\.([0-9][0-9.]*))?)");
+      const std::string prefix = "lib" + name + ".so";
       // One entry per real file; of its names (libcudart.so -> .so.12 ->
       // .so.12.8.90) the longest version says the most.
       std::map<std::pair<dev_t, ino_t>, CudaLibrary> files_here;
       for (const auto& file : files) {
         std::smatch match;
         const std::string filename = file.filename().string();
+        // The prefix test first: std::regex costs microseconds a name, and the
+        // loader's directories hold thousands of names.
+        if (filename.compare(0, prefix.size(), prefix) != 0) continue;
         if (!std::regex_match(filename, match, pattern)) continue;
         struct stat info {};
         if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
