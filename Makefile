@@ -61,6 +61,8 @@ demo: build
 	@$(BUILD_DIR)/sdk/archfit scan $(DEMO_DIR); status=$$?; [ $$status -le 1 ] || exit $$status
 	@echo; echo "== archfit check --gpu \"RTX 5090\" --site-packages $(DEMO_SITE)   (expected: fails)"
 	@$(BUILD_DIR)/sdk/archfit check --gpu "RTX 5090" --site-packages $(DEMO_SITE); [ $$? -eq 1 ]
+	@echo; echo "== archfit check --plan --gpu \"RTX 5090\" --site-packages $(DEMO_SITE)   (the upgrade script; archfit never runs it)"
+	@$(BUILD_DIR)/sdk/archfit check --plan --gpu "RTX 5090" --site-packages $(DEMO_SITE); [ $$? -eq 1 ]
 	@echo; echo "== archfit check --gpu H100 --site-packages $(DEMO_SITE)   (expected: fits)"
 	@$(BUILD_DIR)/sdk/archfit check --gpu H100 --site-packages $(DEMO_SITE); [ $$? -eq 0 ]
 	@echo; echo "== archfit jit compile kernels/rmsnorm.cu --arch sm_120, twice   (expected: compiled, then a cache hit)"

@@ -258,8 +258,8 @@ archfit_report_json(const archfit_report* report, const char** out_json) ARCHFIT
  * (ARCHFIT_CACHE_DIR, docs/op-author-guide.md). Loading uses the device's
  * primary context, so it cooperates with PyTorch. An archfit_module may be
  * used from many threads at once: threads loading the same device wait for
- * one load (and at most one compile). A loaded module stays loaded while any
- * archfit_loaded_module handle to it lives. */
+ * one load (and at most one compile). A loaded module is unloaded once its
+ * archfit_module and every archfit_loaded_module handle to it are destroyed. */
 
 typedef struct archfit_module archfit_module;
 typedef struct archfit_loaded_module archfit_loaded_module;
