@@ -160,37 +160,35 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
                                    const compat::Driver& driver) {
   BinaryResult result;
   result.path = file.path;
-  for (const auto& device : devices) {
-    compat::BinaryJudgement judgement = compat::judge_binary(file, device.cc, driver);
+  for (size_t d = 0; d < devices.size(); ++d) {
+    compat::BinaryJudgement judgement = compat::judge_binary(file, devices[d].cc, driver);
     result.per_device.push_back(judgement.verdict);
-    if (result.per_device.size() == 1 ||
-        compat::badness(judgement.verdict) > compat::badness(result.judgement.verdict))
+    if (d == 0 || compat::badness(judgement.verdict) > compat::badness(result.judgement.verdict)) {
       result.judgement = std::move(judgement);
+      result.judged_on = d;
+    }
   }
   return result;
 }
 
-// The worst of the binaries the package can load; nullopt when none.
+// The worst of the binaries the package can load (compat's rule over those
+// only); nullopt when none.
 std::optional<size_t> worst_binary_of(const ComponentResult& result) {
-  std::optional<size_t> worst;
+  std::vector<size_t> loaded;
+  std::vector<compat::BinaryJudgement> judgements;
   for (size_t i = 0; i < result.binaries.size(); ++i) {
     if (!result.binaries[i].not_loaded.empty()) continue;
-    if (!worst || compat::badness(result.binaries[i].judgement.verdict) >
-                      compat::badness(result.binaries[*worst].judgement.verdict))
-      worst = i;
+    loaded.push_back(i);
+    judgements.push_back(result.binaries[i].judgement);
   }
-  return worst;
-}
-
-const DeviceInfo* device_named(const std::vector<DeviceInfo>& devices, const std::string& name) {
-  for (const auto& device : devices)
-    if (device.name == name) return &device;
-  return devices.empty() ? nullptr : &devices.front();
+  const auto worst = compat::worst_binary(judgements);
+  return worst ? std::optional<size_t>(loaded[*worst]) : std::nullopt;
 }
 
 // A component's verdict on each device is its worst binary's there; its
-// overall verdict, evidence and explanation are those of the worst device.
-void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) {
+// overall verdict, evidence, explanation and device are those of its worst
+// binary on that binary's worst device. Returns that binary's index.
+std::optional<size_t> aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) {
   result.per_device.assign(devices.size(), compat::Verdict::no_device_code);
   for (size_t d = 0; d < devices.size(); ++d) {
     for (const auto& binary : result.binaries) {
@@ -202,18 +200,14 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
   const auto worst = worst_binary_of(result);
   if (devices.empty() || !worst) {
     result.verdict = compat::Verdict::no_device_code;
-    return;
+    return std::nullopt;
   }
-  const auto& judgement = result.binaries[*worst].judgement;
-  result.verdict = judgement.verdict;
-  result.evidence = judgement.evidence;
-  result.explanation = judgement.explanation;
-  for (size_t d = 0; d < devices.size(); ++d) {
-    if (result.per_device[d] == result.verdict) {
-      result.device = devices[d].name;
-      break;
-    }
-  }
+  const BinaryResult& binary = result.binaries[*worst];
+  result.verdict = binary.judgement.verdict;
+  result.evidence = binary.judgement.evidence;
+  result.explanation = binary.judgement.explanation;
+  result.device = devices[binary.judged_on].name;
+  return worst;
 }
 
 struct ComponentKey {
@@ -292,12 +286,10 @@ CheckReport run_check(const CheckOptions& options) {
   }
 
   for (auto& [key, result] : grouped) {
-    aggregate(result, report.devices);
-    const auto worst = worst_binary_of(result);
-    if (!report.devices.empty() && worst) {
-      const DeviceInfo& device = *device_named(report.devices, result.device);
-      result.fix = advise(result, result.binaries[*worst].judgement, scans[key][*worst], device,
-                          report.devices, kb);
+    if (const auto worst = aggregate(result, report.devices)) {
+      const BinaryResult& binary = result.binaries[*worst];
+      result.fix = advise(result, binary.judgement, scans[key][*worst],
+                          report.devices[binary.judged_on], report.devices, kb);
     }
     report.components.push_back(std::move(result));
   }

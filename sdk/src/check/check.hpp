@@ -71,6 +71,7 @@ struct DriverAnswer {
 struct BinaryResult {
   std::filesystem::path path;
   compat::BinaryJudgement judgement;        // on the device where it fares worst
+  size_t judged_on = 0;                     // that device: an index into CheckReport::devices
   std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
   std::vector<DriverAnswer> driver;         // --confirm only: one per real device asked
   std::string not_loaded;  // why the package never loads this copy; it is then not judged
