@@ -585,4 +585,17 @@ TEST(KnowledgeBase, GivesComponentRecipesForADevice) {
   EXPECT_NE(ada->rebuild_command.find("\"8.9\""), std::string::npos) << ada->rebuild_command;
   EXPECT_EQ(kb.component_advice("flash_attn", cc(12, 0))->component->name, "flash-attn");
   EXPECT_FALSE(kb.component_advice("numpy", cc(12, 0)));
+  // bitsandbytes keeps one library per CUDA release, and says which variable picks another.
+  ASSERT_TRUE(kb.component_for("bitsandbytes"));
+  EXPECT_EQ(kb.component_for("bitsandbytes")->library_per_cuda, "libbitsandbytes_cuda{cuda}");
+  EXPECT_EQ(kb.component_for("bitsandbytes")->cuda_override_env, "BNB_CUDA_VERSION");
+}
+
+TEST(KbLoader, ALibraryPerCudaPatternNeedsItsPlaceholderOnce) {
+  const auto error = format_error("components.yaml",
+                                  "schema: archfit.kb.components/1\ncomponents:\n"
+                                  "  - {name: bnb, distributions: [bnb], rebuild: x,\n"
+                                  "     library_per_cuda: libbnb_cuda, source: t}\n");
+  EXPECT_EQ(error.field(), "components[0].library_per_cuda");
+  EXPECT_NE(error.problem().find("{cuda} exactly once"), std::string::npos) << error.what();
 }

@@ -1,7 +1,6 @@
 #include "check.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <tuple>
 
@@ -272,8 +271,11 @@ CheckReport run_check(const CheckOptions& options) {
     scans[key].push_back(&file);
   }
 
-  for (auto& [key, result] : grouped)
-    mark_unloaded_variants(result, torch_cuda, std::getenv("BNB_CUDA_VERSION"), report.findings);
+  for (auto& [key, result] : grouped) {
+    if (key.kind != env::ComponentKind::distribution) continue;
+    if (const kb::Component* knowledge = kb.component_for(key.name))
+      mark_unloaded_variants(result, *knowledge, torch_cuda, report.findings);
+  }
   if (options.confirm) {
     std::vector<ConfirmItem> items;
     for (auto& [key, result] : grouped) {

@@ -1,54 +1,67 @@
 #include "loaded_variant.hpp"
 
 #include <algorithm>
-#include <regex>
+#include <cctype>
+#include <cstdlib>
 
 namespace archfit::check {
 
-std::string bitsandbytes_cuda_of(const std::filesystem::path& binary) {
-  static const std::regex pattern(R"(libbitsandbytes_cuda(\d{3,4})(_nocublaslt)?\.so)");
+std::string cuda_release_of_copy(const std::filesystem::path& binary, const std::string& pattern) {
+  const std::string prefix = pattern.substr(0, pattern.find("{cuda}"));
   const std::string name = binary.filename().string();
-  std::smatch match;
-  return std::regex_match(name, match, pattern) ? match[1].str() : std::string();
+  if (prefix.empty() || name.compare(0, prefix.size(), prefix) != 0) return {};
+  size_t end = prefix.size();
+  while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
+  // Three or four digits ("118", "1210"), then the rest of a shared library's name.
+  if (end - prefix.size() < 3 || end - prefix.size() > 4) return {};
+  if (name.find(".so", end) == std::string::npos) return {};
+  return name.substr(prefix.size(), end - prefix.size());
 }
 
-void mark_unloaded_variants(ComponentResult& component, const std::string& torch_cuda,
-                            const char* bnb_cuda_version, std::vector<std::string>& findings) {
-  // The CUDA releases of the copies present, as numbers ("124" → 124).
+void mark_unloaded_variants(ComponentResult& component, const kb::Component& knowledge,
+                            const std::string& torch_cuda, std::vector<std::string>& findings) {
+  const std::string& pattern = knowledge.library_per_cuda;
+  if (pattern.empty()) return;
   int newest = -1;
   for (const auto& binary : component.binaries) {
-    if (const std::string cuda = bitsandbytes_cuda_of(binary.path); !cuda.empty())
+    if (const std::string cuda = cuda_release_of_copy(binary.path, pattern); !cuda.empty())
       newest = std::max(newest, std::stoi(cuda));
   }
   if (newest < 0) return;
 
-  const bool overridden = bnb_cuda_version && *bnb_cuda_version;
-  std::string loaded = overridden ? bnb_cuda_version : torch_cuda;
+  const char* override_value = knowledge.cuda_override_env.empty()
+                                   ? nullptr
+                                   : std::getenv(knowledge.cuda_override_env.c_str());
+  const bool overridden = override_value && *override_value;
+  std::string loaded = overridden ? override_value : torch_cuda;
   loaded.erase(std::remove(loaded.begin(), loaded.end(), '.'), loaded.end());
+  const auto library = [&](const std::string& cuda) {
+    std::string name = pattern;
+    return name.replace(name.find("{cuda}"), 6, cuda) + ".so";
+  };
   std::string because;
   if (overridden) {
-    because = "for CUDA " + std::string(bnb_cuda_version) + " (BNB_CUDA_VERSION)";
+    because = "for CUDA " + std::string(override_value) + " (" + knowledge.cuda_override_env + ")";
   } else if (!loaded.empty()) {
     because = "for torch's CUDA " + torch_cuda;
   } else {
     loaded = std::to_string(newest);
     because = "as with a torch for CUDA " + loaded + " (no torch here says which)";
     findings.push_back(component.component.name +
-                       " loads one of its libraries by torch's CUDA "
-                       "release, which is not known here; it was judged on its newest, "
-                       "libbitsandbytes_cuda" +
-                       loaded + ".so");
+                       " loads one of its libraries by torch's CUDA release, which is not known "
+                       "here; it was judged on its newest, " +
+                       library(loaded));
   }
 
   bool one_loads = false;
   for (auto& binary : component.binaries) {
-    const std::string cuda = bitsandbytes_cuda_of(binary.path);
+    const std::string cuda = cuda_release_of_copy(binary.path, pattern);
     if (cuda.empty()) continue;
     if (cuda == loaded) {
       one_loads = true;
     } else {
-      binary.not_loaded = component.component.name + " loads libbitsandbytes_cuda" + loaded +
-                          ".so " + because + ", never this copy";
+      binary.not_loaded = component.component.name + " loads " + library(loaded) + " " + because +
+                          ", never this copy";
     }
   }
   if (!one_loads) {

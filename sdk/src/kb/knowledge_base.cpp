@@ -193,23 +193,27 @@ std::optional<TorchImage> KnowledgeBase::oldest_torch_for(ComputeCapability cc) 
   return std::nullopt;
 }
 
-std::optional<ComponentAdvice> KnowledgeBase::component_advice(std::string_view distribution,
-                                                               ComputeCapability cc) const {
+const Component* KnowledgeBase::component_for(std::string_view distribution) const {
   for (const auto& component : components_) {
     const auto& names = component.distributions;
-    if (std::find(names.begin(), names.end(), distribution) == names.end()) continue;
-    ComponentAdvice advice;
-    advice.component = &component;
-    for (const auto& fix : component.fixes) {
-      if ((fix.min_cc && cc < *fix.min_cc) || (fix.max_cc && *fix.max_cc < cc)) continue;
-      advice.fixes.push_back(&fix);
-      for (const auto& command : fix.commands)
-        advice.commands.push_back(fill_arch_list(command, cc));
-    }
-    if (!component.rebuild.empty()) advice.rebuild_command = fill_arch_list(component.rebuild, cc);
-    return advice;
+    if (std::find(names.begin(), names.end(), distribution) != names.end()) return &component;
   }
-  return std::nullopt;
+  return nullptr;
+}
+
+std::optional<ComponentAdvice> KnowledgeBase::component_advice(std::string_view distribution,
+                                                               ComputeCapability cc) const {
+  const Component* component = component_for(distribution);
+  if (!component) return std::nullopt;
+  ComponentAdvice advice;
+  advice.component = component;
+  for (const auto& fix : component->fixes) {
+    if ((fix.min_cc && cc < *fix.min_cc) || (fix.max_cc && *fix.max_cc < cc)) continue;
+    advice.fixes.push_back(&fix);
+    for (const auto& command : fix.commands) advice.commands.push_back(fill_arch_list(command, cc));
+  }
+  if (!component->rebuild.empty()) advice.rebuild_command = fill_arch_list(component->rebuild, cc);
+  return advice;
 }
 
 }  // namespace archfit::kb

@@ -102,6 +102,11 @@ struct Component {
   std::vector<std::string> distributions;  // pip distribution names
   std::vector<ComponentFix> fixes;
   std::string rebuild;  // a source build for any device, with {arch_list}
+  // One copy of the library per CUDA release, of which a process loads the
+  // one for torch's CUDA: "libbitsandbytes_cuda{cuda}" (cuda124 for 12.4).
+  // Empty for components with one library.
+  std::string library_per_cuda;
+  std::string cuda_override_env;  // the variable that picks another release: BNB_CUDA_VERSION
   Provenance provenance;
 };
 
@@ -189,6 +194,8 @@ class KnowledgeBase {
 
   // The recipes for a distribution ("xformers") on a device; nullopt when
   // there are none.
+  // The component a pip distribution belongs to; null when none.
+  const Component* component_for(std::string_view distribution) const;
   std::optional<ComponentAdvice> component_advice(std::string_view distribution,
                                                   ComputeCapability cc) const;
 

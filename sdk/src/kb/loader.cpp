@@ -561,6 +561,16 @@ class Loader {
         }
       }
       component.rebuild = file.optional_string(entry, "rebuild", path);
+      component.library_per_cuda = file.optional_string(entry, "library_per_cuda", path);
+      const auto marker = component.library_per_cuda.find("{cuda}");
+      if (!component.library_per_cuda.empty() &&
+          (marker == std::string::npos ||
+           component.library_per_cuda.find("{cuda}", marker + 1) != std::string::npos)) {
+        file.fail(entry["library_per_cuda"], path + ".library_per_cuda",
+                  "must hold {cuda} exactly once, where the CUDA release goes "
+                  "(\"libbitsandbytes_cuda{cuda}\")");
+      }
+      component.cuda_override_env = file.optional_string(entry, "cuda_override_env", path);
       component.provenance = file.provenance(entry, path);
       const auto fixes = file.list(entry, "fixes", path, false);
       for (size_t f = 0; fixes.IsDefined() && f < fixes.size(); ++f) {
