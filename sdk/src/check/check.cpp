@@ -162,6 +162,7 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
   for (size_t d = 0; d < devices.size(); ++d) {
     compat::BinaryJudgement judgement = compat::judge_binary(file, devices[d].cc, driver);
     result.per_device.push_back(judgement.verdict);
+    result.chosen_per_device.push_back(judgement.chosen);
     if (d == 0 || compat::badness(judgement.verdict) > compat::badness(result.judgement.verdict)) {
       result.judgement = std::move(judgement);
       result.judged_on = d;
@@ -284,7 +285,7 @@ CheckReport run_check(const CheckOptions& options) {
           items.push_back({&result.binaries[b], scans[key][b]});
       }
     }
-    confirm_with_driver(items, driver, options.libcuda, report);
+    confirm_with_driver(items, options.libcuda, report);
   }
 
   for (auto& [key, result] : grouped) {

@@ -73,8 +73,10 @@ struct BinaryResult {
   compat::BinaryJudgement judgement;        // on the device where it fares worst
   size_t judged_on = 0;                     // that device: an index into CheckReport::devices
   std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
-  std::vector<DriverAnswer> driver;         // --confirm only: one per real device asked
-  std::string not_loaded;  // why the package never loads this copy; it is then not judged
+  // The image the judge picked on each device (compat::BinaryJudgement::chosen).
+  std::vector<std::optional<size_t>> chosen_per_device;
+  std::vector<DriverAnswer> driver;  // --confirm only: one per real device asked
+  std::string not_loaded;            // why the package never loads this copy; it is then not judged
 };
 
 // What --confirm did, for the report's summary.

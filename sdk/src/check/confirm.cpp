@@ -18,9 +18,11 @@ std::string answer_text(const env::ModuleLoad& load) {
 }
 
 // One device: the requests, the driver's answers, and the comparison.
-void confirm_on(const DeviceInfo& device, const std::vector<ConfirmItem>& items,
-                const compat::Driver& driver, const std::filesystem::path& libcuda,
-                CheckReport& report) {
+// Device `d` of the report: each binary's judgement there is already in its
+// per_device and chosen_per_device.
+void confirm_on(size_t d, const std::vector<ConfirmItem>& items,
+                const std::filesystem::path& libcuda, CheckReport& report) {
+  const DeviceInfo& device = report.devices[d];
   std::vector<env::ModuleRequest> requests;
   std::vector<std::pair<const ConfirmItem*, compat::Verdict>> asked;
   for (const auto& item : items) {
@@ -30,14 +32,13 @@ void confirm_on(const DeviceInfo& device, const std::vector<ConfirmItem>& items,
       ++report.confirm->not_asked;
       continue;
     }
-    const compat::BinaryJudgement judgement = compat::judge_binary(*item.scan, device.cc, driver);
-    auto container = container_to_confirm(*item.scan, judgement.chosen);
+    auto container = container_to_confirm(*item.scan, item.binary->chosen_per_device[d]);
     if (!container) {
       ++report.confirm->not_asked;
       continue;
     }
     requests.push_back({item.scan->path, std::move(*container)});
-    asked.emplace_back(&item, judgement.verdict);
+    asked.emplace_back(&item, item.binary->per_device[d]);
   }
   if (requests.empty()) return;
 
@@ -73,14 +74,14 @@ void confirm_on(const DeviceInfo& device, const std::vector<ConfirmItem>& items,
 
 }  // namespace
 
-void confirm_with_driver(const std::vector<ConfirmItem>& items, const compat::Driver& driver,
+void confirm_with_driver(const std::vector<ConfirmItem>& items,
                          const std::filesystem::path& libcuda, CheckReport& report) {
   report.confirm = ConfirmSummary{};
   bool any_real = false;
-  for (const auto& device : report.devices) {
-    if (device.simulated || device.ordinal < 0) continue;
+  for (size_t d = 0; d < report.devices.size(); ++d) {
+    if (report.devices[d].simulated || report.devices[d].ordinal < 0) continue;
     any_real = true;
-    confirm_on(device, items, driver, libcuda, report);
+    confirm_on(d, items, libcuda, report);
   }
   if (!any_real) {
     report.findings.push_back(

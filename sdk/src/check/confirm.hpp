@@ -18,7 +18,9 @@ struct ConfirmItem {
 // Fills each item's `driver` answers, report.confirm and report.findings.
 // Simulated devices are not asked; without a real device or driver the
 // findings say so and nothing else changes.
-void confirm_with_driver(const std::vector<ConfirmItem>& items, const compat::Driver& driver,
+// Each binary's per-device verdicts and chosen images (from the judge) say
+// what to hand over and what the driver is expected to answer.
+void confirm_with_driver(const std::vector<ConfirmItem>& items,
                          const std::filesystem::path& libcuda, CheckReport& report);
 
 // Whether a verdict promises that the driver loads the binary's code.
