@@ -7,7 +7,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -74,6 +73,23 @@ std::vector<Place> places(const CudaLibrarySearch& search) {
 }
 
 std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
+
+// The version in a library's file name: "" for libnvrtc.so, "13.0.88" for
+// libnvrtc.so.13.0.88; nothing for libnvrtc_static.a, libnvrtc.alt.so or
+// libnvrtc.so.13x. Plain string tests, not std::regex: this runs on every
+// name in the loader's directories, thousands of them.
+std::optional<std::string> library_version(std::string_view filename, std::string_view name) {
+  if (!filename.starts_with("lib") || filename.substr(3, name.size()) != name) return std::nullopt;
+  std::string_view rest = filename.substr(3 + name.size());
+  if (rest == ".so") return std::string();
+  if (!rest.starts_with(".so.")) return std::nullopt;
+  rest.remove_prefix(4);
+  if (rest.empty() || rest[0] < '0' || rest[0] > '9') return std::nullopt;
+  for (const char c : rest) {
+    if ((c < '0' || c > '9') && c != '.') return std::nullopt;
+  }
+  return std::string(rest);
+}
 
 // The precise versions of library copies, from the files around them; each
 // site-packages and version.json is read once.
@@ -208,12 +224,32 @@ CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_
   return search;
 }
 
+std::vector<fs::path> searched_directories(const CudaLibrarySearch& search) {
+  std::vector<fs::path> dirs;
+  for (const auto& site : search.site_packages) {
+    dirs.push_back(site);  // its dist-info: the versions
+    dirs.push_back(site / "nvidia");
+  }
+  for (const auto& toolkit : {search.cuda_home, search.default_toolkit}) {
+    if (!toolkit.empty()) dirs.push_back(toolkit);  // its version.json
+  }
+  for (auto& place : places(search)) dirs.push_back(std::move(place.dir));
+  return dirs;
+}
+
 std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
                                              const std::vector<SitePackages>& known_sites) {
   std::vector<CudaLibrary> found;
   VersionReader reader(known_sites);
   std::set<std::pair<dev_t, ino_t>> seen;  // /usr/local/cuda and CUDA_HOME are often one directory
+  // /lib/x86_64-linux-gnu is /usr/lib/x86_64-linux-gnu on a merged-/usr
+  // system, and ld.so.conf.d names it again: each directory is listed once.
+  std::set<std::pair<dev_t, ino_t>> listed;
   for (const Place& place : places(search)) {
+    struct stat dir_info {};
+    if (::stat(place.dir.c_str(), &dir_info) != 0 || !S_ISDIR(dir_info.st_mode) ||
+        !listed.insert({dir_info.st_dev, dir_info.st_ino}).second)
+      continue;
     std::error_code error;
     // Only names that can be one of the libraries are kept (and sorted): the
     // loader's directories hold thousands of others.
@@ -225,34 +261,26 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
           std::string_view(native).substr(native.find_last_of('/') + 1);
       const bool candidate = std::any_of(
           std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
-            return filename.size() > 3 && filename.compare(0, 3, "lib") == 0 &&
-                   filename.substr(3).starts_with(kind.name);
+            return library_version(filename, kind.name).has_value();
           });
       if (candidate) files.push_back(it->path());
     }
     std::sort(files.begin(), files.end());
     for (const LibraryKind& kind : kLibraries) {
       const std::string name = kind.name;
-      // libcudart.so.13, libcudart.so.12.8.90; not libcudart_static.a, not libnvrtc.alt.so.
-      const std::regex pattern("lib" + name + R"(\.so(?:\.([0-9][0-9.]*))?)");
-      const std::string prefix = "lib" + name + ".so";
       // One entry per real file; of its names (libcudart.so -> .so.12 ->
       // .so.12.8.90) the longest version says the most.
       std::map<std::pair<dev_t, ino_t>, CudaLibrary> files_here;
       for (const auto& file : files) {
-        std::smatch match;
         const std::string filename = file.filename().string();
-        // The prefix test first: std::regex costs microseconds a name, and the
-        // loader's directories hold thousands of names.
-        if (filename.compare(0, prefix.size(), prefix) != 0) continue;
-        if (!std::regex_match(filename, match, pattern)) continue;
+        const auto version = library_version(filename, kind.name);
+        if (!version) continue;
         struct stat info {};
         if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-        const std::string version = match[1].matched ? match[1].str() : std::string();
         auto [it, inserted] = files_here.try_emplace(
-            {info.st_dev, info.st_ino}, CudaLibrary{name, version, "", file, place.origin});
-        if (!inserted && version.size() > it->second.version.size())
-          it->second = {name, version, "", file, place.origin};
+            {info.st_dev, info.st_ino}, CudaLibrary{name, *version, "", file, place.origin});
+        if (!inserted && version->size() > it->second.version.size())
+          it->second = {name, *version, "", file, place.origin};
       }
       for (auto& [id, library] : files_here) {
         if (!seen.insert(id).second) continue;
