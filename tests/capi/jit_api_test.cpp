@@ -1,6 +1,7 @@
 // The kernel-module C ABI against the test-only driver (tests/fakes/): an op
 // registers RMSNorm with prebuilt sm_86/sm_89 images, and on a simulated RTX
 // 5090 archfit compiles it with NVRTC, loads it and launches it.
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -92,6 +93,67 @@ TEST_F(JitApi, RegisterLoadLookUpAndLaunchOnAGpuThePrebuiltImagesMiss) {
   void* missing = reinterpret_cast<void*>(0x1);
   EXPECT_EQ(archfit_loaded_module_function(loaded, "nope", &missing), ARCHFIT_ERROR_IO);
   EXPECT_EQ(missing, reinterpret_cast<void*>(0x1));  // untouched on failure
+  archfit_loaded_module_destroy(loaded);
+  archfit_module_destroy(module);
+}
+
+// What tests/fakes/fake_libcuda.c recorded of the last launch it accepted.
+struct FakeLaunch {
+  void* function;
+  unsigned grid[3], block[3], shared_bytes;
+  void* stream;
+  void** parameters;
+  unsigned long long count;
+};
+
+FakeLaunch last_fake_launch() {
+  void* driver = ::dlopen(ARCHFIT_FAKE_CUDA, RTLD_LAZY | RTLD_NOLOAD);
+  if (!driver) return {};
+  auto* read = reinterpret_cast<void (*)(FakeLaunch*)>(::dlsym(driver, "fake_cuda_last_launch"));
+  FakeLaunch launch{};
+  if (read) read(&launch);
+  ::dlclose(driver);
+  return launch;
+}
+
+TEST_F(JitApi, ALaunchReachesTheDriverOnTheCallersStreamWithItsDimensionsAndArguments) {
+  archfit_module* module = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* loaded = nullptr;
+  ASSERT_EQ(archfit_module_load(module, 0, &loaded), ARCHFIT_OK) << archfit_last_error();
+  void* kernel = nullptr;
+  ASSERT_EQ(archfit_loaded_module_function(loaded, "rmsnorm_f32", &kernel), ARCHFIT_OK);
+  const unsigned long long before = last_fake_launch().count;
+
+  archfit_launch_config config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = 7;  // grid[1], grid[2] and block[2] left 0: they count as 1
+  config.block[0] = 32;
+  config.block[1] = 4;
+  config.shared_bytes = 4096;
+  // A stream as torch would hand one over (torch.cuda.current_stream().cuda_stream).
+  config.stream = reinterpret_cast<void*>(0x5eed5eedULL);
+  float* x = nullptr;
+  void* parameters[] = {&x};
+  ASSERT_EQ(archfit_loaded_module_launch(loaded, kernel, &config, parameters), ARCHFIT_OK)
+      << archfit_last_error();
+
+  const FakeLaunch launch = last_fake_launch();
+  ASSERT_EQ(launch.count, before + 1) << "the fake driver saw no launch";
+  EXPECT_EQ(launch.function, kernel);
+  EXPECT_EQ(launch.stream, config.stream);
+  EXPECT_EQ(launch.shared_bytes, 4096u);
+  EXPECT_EQ(launch.grid[0], 7u);
+  EXPECT_EQ(launch.grid[1], 1u);
+  EXPECT_EQ(launch.grid[2], 1u);
+  EXPECT_EQ(launch.block[0], 32u);
+  EXPECT_EQ(launch.block[1], 4u);
+  EXPECT_EQ(launch.block[2], 1u);
+  EXPECT_EQ(launch.parameters, parameters);
+
+  config.stream = nullptr;  // the default stream
+  ASSERT_EQ(archfit_loaded_module_launch(loaded, kernel, &config, parameters), ARCHFIT_OK);
+  EXPECT_EQ(last_fake_launch().stream, nullptr);
   archfit_loaded_module_destroy(loaded);
   archfit_module_destroy(module);
 }

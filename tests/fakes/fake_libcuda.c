@@ -804,11 +804,30 @@ FAKE_EXPORT CUresult cuModuleGetFunction(CUfunction* function, CUmodule module, 
 }
 
 /* Accepts a well-formed launch and runs nothing (see the top of the file). */
+/* What the last accepted cuLaunchKernel was given, for tests that check a
+ * launch reached the driver as the caller described it (the stream above
+ * all: archfit must launch on the caller's stream, e.g. torch's current one).
+ * Not a driver entry point: tests find it with dlsym. */
+struct fake_cuda_launch {
+  CUfunction function;
+  unsigned grid[3], block[3], shared_bytes;
+  CUstream stream;
+  void** parameters;
+  unsigned long long count; /* accepted launches so far */
+};
+static struct fake_cuda_launch last_launch;
+
+FAKE_EXPORT void fake_cuda_last_launch(struct fake_cuda_launch* out) {
+  pthread_mutex_lock(&lock);
+  *out = last_launch;
+  pthread_mutex_unlock(&lock);
+}
+
 FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsigned grid_y,
                                     unsigned grid_z, unsigned block_x, unsigned block_y,
                                     unsigned block_z, unsigned shared_bytes, CUstream stream,
                                     void** parameters, void** extra) {
-  (void)shared_bytes, (void)stream, (void)parameters, (void)extra;
+  (void)extra;
   struct CUctx_st* ctx = NULL;
   const CUresult context = current_context(&ctx);
   if (context != CUDA_SUCCESS) return context;
@@ -819,5 +838,12 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsign
   if (!grid_x || !grid_y || !grid_z || !block_x || !block_y || !block_z ||
       (unsigned long long)block_x * block_y * block_z > 1024)
     return CUDA_ERROR_INVALID_VALUE;
+  pthread_mutex_lock(&lock);
+  const unsigned long long count = last_launch.count + 1;
+  last_launch = (struct fake_cuda_launch){function,   {grid_x, grid_y, grid_z},
+                                          {block_x, block_y, block_z},
+                                          shared_bytes, stream,
+                                          parameters, count};
+  pthread_mutex_unlock(&lock);
   return CUDA_SUCCESS;
 }
