@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "jit/cache/kernel_cache.hpp"
+#include "jit/nvrtc/nvrtc_facts.hpp"
 
 namespace archfit::cli {
 
@@ -89,6 +90,8 @@ int CacheCommand::run() const {
   if (verify_->parsed()) return print_entries(cache.verify(), json_, cache);
   if (clear_->parsed()) {
     const size_t removed = cache.clear();
+    // The NVRTC discovery records go too: the next compile discovers anew.
+    jit::KernelCache(jit::record_cache_options(cache)).clear();
     if (json_) {
       std::cout << json{{"removed", removed}}.dump() << '\n';
     } else {

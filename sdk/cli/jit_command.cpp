@@ -20,7 +20,7 @@ namespace {
 
 // "" when NVRTC knows the target's arch (or the target is not sm_/compute_NN
 // and NVRTC should say what is wrong); else the archs it does know.
-std::string supported_list(const jit::Nvrtc& nvrtc, const std::string& target) {
+std::string supported_list(const std::vector<int>& supported_archs, const std::string& target) {
   const auto digits = target.find_first_of("0123456789");
   if (digits == std::string::npos) return {};
   int arch = 0;
@@ -28,7 +28,7 @@ std::string supported_list(const jit::Nvrtc& nvrtc, const std::string& target) {
        ++i)
     arch = arch * 10 + (target[i] - '0');
   std::string known;
-  for (const int supported : nvrtc.info().supported_archs) {
+  for (const int supported : supported_archs) {
     if (supported == arch) return {};
     known += (known.empty() ? "sm_" : ", sm_") + std::to_string(supported);
   }
@@ -119,14 +119,26 @@ int JitCommand::run() const {
   request.name_expressions = name_expressions_;
 
   try {
-    const jit::Nvrtc nvrtc = jit::Nvrtc::discover(jit::default_nvrtc_search());
-    if (const std::string known = supported_list(nvrtc, arch_); !known.empty()) {
-      std::cerr << "archfit jit compile: " << nvrtc.describe() << " cannot compile for " << arch_
-                << "; it knows " << known << '\n';
-      return 2;
-    }
     jit::KernelCache cache(jit::KernelCache::options_from_environment());
-    const jit::CachedCompile compiled = jit::compile_cached(nvrtc, cache, request);
+    // NVRTC is known by its recorded facts and loaded only on a miss.
+    jit::LazyNvrtc nvrtc(jit::default_nvrtc_search());
+    std::optional<jit::CachedCompile> compiled_now;
+    for (int attempt = 0; !compiled_now; ++attempt) {
+      const jit::NvrtcFacts facts = nvrtc.facts(cache);
+      if (const std::string known = supported_list(facts.supported_archs, arch_); !known.empty()) {
+        std::cerr << "archfit jit compile: " << facts.description << " cannot compile for "
+                  << arch_ << "; it knows " << known << '\n';
+        return 2;
+      }
+      try {
+        compiled_now = jit::compile_cached(nvrtc, cache, request);
+      } catch (const jit::StaleNvrtcFacts&) {
+        if (attempt > 0) throw;
+      }
+    }
+    const jit::CachedCompile& compiled = *compiled_now;
+    const std::string nvrtc_description = nvrtc.facts(cache).description;
+    const bool nvrtc_loaded = nvrtc.is_loaded();
 
     // Confirm the arch from the image itself, with archfit's own scanner.
     const binary::FileScan scan = binary::scan_bytes(*compiled.image, source_ + " (output)");
@@ -145,7 +157,8 @@ int JitCommand::run() const {
     }
     const bool hit = compiled.source != jit::CacheSource::built;
     if (json_) {
-      std::cout << nlohmann::json{{"nvrtc", nvrtc.describe()},
+      std::cout << nlohmann::json{{"nvrtc", nvrtc_description},
+                                  {"nvrtc_loaded", nvrtc_loaded},
                                   {"target", arch_},
                                   {"format", jit::to_string(compiled.format)},
                                   {"bytes", compiled.image->size()},
@@ -159,7 +172,8 @@ int JitCommand::run() const {
                        .dump(2)
                 << '\n';
     } else {
-      std::cout << "nvrtc    " << nvrtc.describe() << '\n'
+      std::cout << "nvrtc    " << nvrtc_description
+                << (nvrtc_loaded ? "" : " [known from the discovery record; not loaded]") << '\n'
                 << "path     NVRTC " << arch_ << " ("
                 << (hit ? std::string("cache hit, ") + jit::to_string(compiled.source)
                         : std::string("compiled"))

@@ -68,6 +68,11 @@ TEST_F(CliJit, TheSecondCompileOfTheSameSourceIsACacheHit) {
   EXPECT_EQ(a["key"], b["key"]);
   EXPECT_NE(a["cache"], b["cache"]);
   EXPECT_EQ(b["cache"], "primary");  // a new process: from disk
+  // The first missed, so it loaded NVRTC; the second knew NVRTC from the
+  // discovery record and, hitting the cache, never loaded it.
+  EXPECT_TRUE(a["nvrtc_loaded"]);
+  EXPECT_FALSE(b["nvrtc_loaded"]);
+  EXPECT_EQ(a["nvrtc"], b["nvrtc"]);
   EXPECT_EQ(b["scanned"], "sm_120");
   EXPECT_TRUE(b["confirmed"]);
   EXPECT_EQ(a["bytes"], b["bytes"]);

@@ -253,6 +253,22 @@ TEST_F(JitCacheTest, MissThenHitInMemoryThenOnDisk) {
   EXPECT_EQ(mode_of(entry_path(k)), 0600u);
 }
 
+TEST_F(JitCacheTest, DiscardForgetsTheKeyInMemoryAndOnDisk) {
+  const std::string k = key("a.cu");
+  const std::string other = key("b.cu");
+  KernelCache cache(options());
+  cache.get_or_build(k, builder(k));
+  cache.get_or_build(other, builder(other));
+  EXPECT_TRUE(cache.discard(k));
+  EXPECT_FALSE(fs::exists(entry_path(k)));
+  EXPECT_EQ(cache.find(k), std::nullopt);
+  EXPECT_EQ(cache.get_or_build(k, builder(k)).source, CacheSource::built);  // not from memory
+  EXPECT_EQ(cache.get_or_build(other, builder(other)).source, CacheSource::memory);
+  EXPECT_EQ(builds_, 3);
+  KernelCache memory_only(KernelCache::Options{});
+  EXPECT_FALSE(memory_only.discard(k));
+}
+
 TEST_F(JitCacheTest, ThreadsAskingAtOnceBuildOnce) {
   for (const auto& dir : {std::optional<fs::path>(dir_), std::optional<fs::path>()}) {
     builds_ = 0;

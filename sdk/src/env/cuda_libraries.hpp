@@ -35,6 +35,12 @@ struct CudaLibrarySearch {
 CudaLibrarySearch default_cuda_library_search(
     const std::vector<std::filesystem::path>& site_packages);
 
+// Every directory whose listing find_cuda_libraries(search) reads: the places
+// libraries are looked for, site-packages (their dist-info) and nvidia/, and
+// the toolkit roots (their version.json). A copy added, removed or replaced
+// by rename in any of them changes that directory's modification time.
+std::vector<std::filesystem::path> searched_directories(const CudaLibrarySearch& search);
+
 // Every copy of each library, in search order, one entry per real file.
 // Files are read, never loaded. A copy in site-packages/nvidia/<part>/lib
 // takes the version of the distribution whose RECORD lists it; one in a

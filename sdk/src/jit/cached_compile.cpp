@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #include "jit/nvrtc/nvrtc_error.hpp"
@@ -112,9 +113,13 @@ void decode_payload(const std::vector<std::byte>& payload, CachedCompile& out) {
 }  // namespace
 
 std::string compile_key(const Nvrtc& nvrtc, const CompileRequest& request) {
+  return compile_key(facts_of(nvrtc), request);
+}
+
+std::string compile_key(const NvrtcFacts& nvrtc, const CompileRequest& request) {
   CacheKeyInput input;
-  input.nvrtc_version = nvrtc.info().version.to_string();
-  input.nvrtc_build = nvrtc.build();
+  input.nvrtc_version = nvrtc.version.to_string();
+  input.nvrtc_build = nvrtc.build;
   input.target = request.target;
   input.options = request.options;
   // Name expressions decide which templates are instantiated.
@@ -130,19 +135,34 @@ std::string compile_key(const Nvrtc& nvrtc, const CompileRequest& request) {
   return cache_key(input);
 }
 
-CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache,
-                             const CompileRequest& request) {
+namespace {
+
+CachedCompile compile_through(KernelCache& cache, const CompileRequest& request,
+                              const NvrtcFacts& facts, const std::function<const Nvrtc&()>& nvrtc) {
   const auto start = std::chrono::steady_clock::now();
   CachedCompile out;
-  out.key = compile_key(nvrtc, request);
+  out.key = compile_key(facts, request);
   out.format = request.target.rfind("compute_", 0) == 0 ? ImageFormat::ptx : ImageFormat::cubin;
   const CacheResult result =
-      cache.get_or_build(out.key, [&] { return encode_payload(nvrtc.compile(request)); });
+      cache.get_or_build(out.key, [&] { return encode_payload(nvrtc().compile(request)); });
   decode_payload(*result.image, out);
   out.source = result.source;
   out.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+}  // namespace
+
+CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache,
+                             const CompileRequest& request) {
+  return compile_through(cache, request, facts_of(nvrtc),
+                         [&]() -> const Nvrtc& { return nvrtc; });
+}
+
+CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const CompileRequest& request) {
+  return compile_through(cache, request, nvrtc.facts(cache),
+                         [&]() -> const Nvrtc& { return nvrtc.loaded(cache); });
 }
 
 }  // namespace archfit::jit

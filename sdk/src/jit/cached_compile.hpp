@@ -6,6 +6,7 @@
 
 #include "jit/cache/kernel_cache.hpp"
 #include "jit/nvrtc/nvrtc.hpp"
+#include "jit/nvrtc/nvrtc_facts.hpp"
 
 namespace archfit::jit {
 
@@ -24,9 +25,16 @@ struct CachedCompile {
 // request's -I directories are hashed too (every file under them, up to a
 // limit), so an edited header there never meets a stale image; the CUDA
 // headers NVRTC brings are covered by its version and build.
+std::string compile_key(const NvrtcFacts& nvrtc, const CompileRequest& request);
 std::string compile_key(const Nvrtc& nvrtc, const CompileRequest& request);
 
 // Throws what Nvrtc::compile throws on a miss that fails to compile.
 CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache, const CompileRequest& request);
+
+// The same through a LazyNvrtc: the key comes from its facts, so a hit loads
+// no NVRTC; a miss loads it and compiles. Throws StaleNvrtcFacts when the
+// facts turn out stale (nothing is cached then): plan the target from the
+// new facts and call again.
+CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const CompileRequest& request);
 
 }  // namespace archfit::jit

@@ -7,6 +7,7 @@
 #include "env/driver_library.hpp"
 #include "jit/cached_compile.hpp"
 #include "jit/nvrtc/nvrtc.hpp"
+#include "jit/nvrtc/nvrtc_facts.hpp"
 #include "jit/nvrtc/target_plan.hpp"
 
 namespace archfit::jit {
@@ -38,13 +39,11 @@ const env::DriverLibrary& driver_library(const fs::path& path) {
   return *library;
 }
 
-// The NVRTC archfit compiles with, found once per process.
-const Nvrtc& process_nvrtc() {
-  static std::mutex mutex;
-  static std::optional<Nvrtc> nvrtc;
-  const std::lock_guard lock(mutex);
-  if (!nvrtc) nvrtc = Nvrtc::discover(default_nvrtc_search());
-  return *nvrtc;
+// The NVRTC archfit compiles with: known by its recorded facts, and loaded
+// only when a module misses the cache.
+LazyNvrtc& process_nvrtc() {
+  static LazyNvrtc nvrtc(default_nvrtc_search());
+  return nvrtc;
 }
 
 bool is_name_expression(const std::string& entry) {
@@ -184,13 +183,19 @@ std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
   check(driver, api.primary_ctx_retain(&state.context, state.device),
         where + ": cuDevicePrimaryCtxRetain");
 
+  KernelCache& cache = options_.cache ? *options_.cache : process_cache();
+  LazyNvrtc& nvrtc = process_nvrtc();
+  const auto plan_for_device = [&] {
+    const NvrtcFacts facts = nvrtc.facts(cache);
+    return plan_target(report.device_cc, facts.supported_archs, {facts.version});
+  };
   // The driver's PTX limit is not known from the driver API alone; the
   // judgement assumes it is new enough, and a refusal below falls back.
   const compat::Driver judge_driver{};
   const Selection selection = [&] {
     try {
       return select_path(prebuilt_scan_, report.device_cc, judge_driver, !spec_.source.empty(),
-                         [&] { return plan_target(report.device_cc, process_nvrtc()); });
+                         plan_for_device);
     } catch (const SelectionError& error) {
       throw JitError(where + ": " + error.what(), /*nothing_runs=*/true);
     }
@@ -218,38 +223,50 @@ std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
     }
   }
   if (result != CUDA_SUCCESS) {
-    const Nvrtc& nvrtc = [&]() -> const Nvrtc& {
-      try {
-        return process_nvrtc();
-      } catch (const std::exception& error) {
-        throw JitError(where + ": " + (refused.empty() ? "" : refused + ", and ") +
-                       "no NVRTC to compile the source: " + error.what());
-      }
-    }();
-    const TargetPlan target =
-        selection.nvrtc_target ? *selection.nvrtc_target : plan_target(report.device_cc, nvrtc);
+    const auto no_nvrtc = [&](const std::exception& error) {
+      return JitError(where + ": " + (refused.empty() ? "" : refused + ", and ") +
+                      "no NVRTC to compile the source: " + error.what());
+    };
     CompileRequest request;
     request.source = spec_.source;
     request.source_name = spec_.source_name;
     request.headers = spec_.headers;
     request.options = spec_.options;
-    request.target = target.target;
     for (const auto& entry : spec_.entry_points)
       if (is_name_expression(entry)) request.name_expressions.push_back(entry);
-    KernelCache& cache = options_.cache ? *options_.cache : process_cache();
-    const CachedCompile compiled = compile_cached(nvrtc, cache, request);
-    for (const auto& [expression, lowered] : compiled.lowered_names)
+    // Planned from NVRTC's recorded facts, so that a cache hit loads no
+    // NVRTC; planned again in the rare case the record was stale.
+    std::optional<TargetPlan> planned = selection.nvrtc_target;
+    std::optional<CachedCompile> compiled;
+    for (int attempt = 0; !compiled; ++attempt) {
+      try {
+        const TargetPlan target = planned ? *planned : plan_for_device();
+        request.target = target.target;
+        compiled = compile_cached(nvrtc, cache, request);
+        report.arch = target.target;
+        report.reason = refused.empty()
+                            ? selection.reason
+                            : refused + "; compiled with NVRTC instead: " + target.reason;
+      } catch (const StaleNvrtcFacts&) {
+        if (attempt > 0) throw;
+        planned.reset();
+      } catch (const NoTargetError& error) {
+        throw JitError(where + ": " + error.what(), /*nothing_runs=*/true);
+      } catch (const NvrtcCompileError&) {
+        throw;
+      } catch (const NvrtcError& error) {
+        throw no_nvrtc(error);
+      }
+    }
+    for (const auto& [expression, lowered] : compiled->lowered_names)
       loaded->lowered_[expression] = lowered;
     report.path = JitPath::nvrtc;
-    report.arch = target.target;
-    report.reason = refused.empty() ? selection.reason
-                                    : refused + "; compiled with NVRTC instead: " + target.reason;
-    report.cache_hit = compiled.source != CacheSource::built;
-    report.cache_source = to_string(compiled.source);
-    report.nvrtc = nvrtc.describe();
-    result = load_image(*compiled.image);
+    report.cache_hit = compiled->source != CacheSource::built;
+    report.cache_source = to_string(compiled->source);
+    report.nvrtc = nvrtc.facts(cache).description;
+    result = load_image(*compiled->image);
     if (result != CUDA_SUCCESS) {
-      throw JitError(where + ": the driver refused NVRTC's " + target.target +
+      throw JitError(where + ": the driver refused NVRTC's " + report.arch +
                      " image: " + driver.error_text(result));
     }
   }

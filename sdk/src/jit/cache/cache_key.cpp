@@ -92,6 +92,14 @@ std::string cache_key(const CacheKeyInput& input) {
   return hash.hex();
 }
 
+std::string record_key(std::string_view kind, std::string_view depends_on) {
+  KeyHasher hash;
+  hash.field("archfit kernel cache format", std::to_string(kCacheFormat));
+  hash.field("record", kind);
+  hash.field("depends on", depends_on);
+  return hash.hex();
+}
+
 bool is_valid_cache_key(std::string_view key) {
   if (key.size() < 2 || key.size() > 128) return false;
   return std::all_of(key.begin(), key.end(),

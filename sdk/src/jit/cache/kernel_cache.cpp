@@ -276,6 +276,18 @@ CacheStats KernelCache::stats() {
   return stats;
 }
 
+bool KernelCache::discard(const std::string& key) {
+  require_key(key);
+  {
+    const std::lock_guard lock(memo_mutex_);
+    if (auto it = memo_.find(key);
+        it != memo_.end() &&
+        it->second->future.wait_for(std::chrono::seconds(0)) == std::future_status::ready)
+      memo_.erase(it);
+  }
+  return primary_ && primary_->writable() && primary_->remove(key);
+}
+
 size_t KernelCache::clear() {
   {
     const std::lock_guard lock(memo_mutex_);

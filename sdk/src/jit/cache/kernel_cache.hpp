@@ -96,6 +96,11 @@ class KernelCache {
   // building or remembering it; a bad primary entry is discarded with a warning.
   std::optional<std::vector<std::byte>> find(const std::string& key);
 
+  // Forgets `key` in memory and removes its primary entry: for a record its
+  // reader found stale. An image being built for it right now is kept.
+  // False when there is no writable primary or a builder holds the key's lock.
+  bool discard(const std::string& key);
+
   // Entries of the primary and read-only directories, oldest use first
   // within each directory; checked by header (list) or fully (verify).
   std::vector<Entry> list();

@@ -111,6 +111,30 @@ std::string release_at(std::string_view text) {
   return release;
 }
 
+// The searches find_nvrtc makes, one per kind of place, in rank order
+// (ARCHFIT_NVRTC is handled apart).
+std::vector<env::CudaLibrarySearch> searches(const NvrtcSearch& search) {
+  std::vector<env::CudaLibrarySearch> out;
+  if (!search.cuda_home.empty()) {
+    auto cuda_home = nothing();
+    cuda_home.cuda_home = search.cuda_home;
+    out.push_back(std::move(cuda_home));
+  }
+  auto loader = nothing();
+  loader.ld_library_path = search.ld_library_path;
+  loader.loader_dirs = search.loader_dirs;
+  out.push_back(std::move(loader));
+  auto wheels = nothing();
+  wheels.site_packages = search.site_packages;
+  out.push_back(std::move(wheels));
+  if (!search.default_toolkit.empty()) {
+    auto toolkit = nothing();
+    toolkit.default_toolkit = search.default_toolkit;
+    out.push_back(std::move(toolkit));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string read_nvrtc_release(const fs::path& library) {
@@ -175,26 +199,22 @@ NvrtcSearch default_nvrtc_search(const std::vector<fs::path>& site_packages) {
   return search;
 }
 
+std::vector<fs::path> nvrtc_search_directories(const NvrtcSearch& search) {
+  std::vector<fs::path> dirs;
+  if (!search.archfit_nvrtc.empty()) {
+    dirs.push_back(search.archfit_nvrtc);
+    dirs.push_back(search.archfit_nvrtc.parent_path());
+  }
+  for (const auto& one : searches(search)) {
+    for (auto& dir : env::searched_directories(one)) dirs.push_back(std::move(dir));
+  }
+  return dirs;
+}
+
 std::vector<NvrtcCandidate> find_nvrtc(const NvrtcSearch& search) {
   std::vector<std::vector<NvrtcCandidate>> groups;
   if (!search.archfit_nvrtc.empty()) groups.push_back(from_archfit_nvrtc(search.archfit_nvrtc));
-  if (!search.cuda_home.empty()) {
-    auto cuda_home = nothing();
-    cuda_home.cuda_home = search.cuda_home;
-    groups.push_back(listed(cuda_home, ""));
-  }
-  auto loader = nothing();
-  loader.ld_library_path = search.ld_library_path;
-  loader.loader_dirs = search.loader_dirs;
-  groups.push_back(listed(loader, ""));
-  auto wheels = nothing();
-  wheels.site_packages = search.site_packages;
-  groups.push_back(listed(wheels, ""));
-  if (!search.default_toolkit.empty()) {
-    auto toolkit = nothing();
-    toolkit.default_toolkit = search.default_toolkit;
-    groups.push_back(listed(toolkit, ""));
-  }
+  for (const auto& one : searches(search)) groups.push_back(listed(one, ""));
 
   std::vector<NvrtcCandidate> found;
   std::set<FileId> seen;

@@ -34,6 +34,10 @@ struct NvrtcCandidate {
                                // "wheel nvidia/cu13", "/usr/local/cuda"
 };
 
+// Every directory find_nvrtc(search) lists or reads a version from, in its
+// order, and ARCHFIT_NVRTC itself: what a record of a discovery depends on.
+std::vector<std::filesystem::path> nvrtc_search_directories(const NvrtcSearch& search);
+
 // Every libnvrtc.so* real file once (a symlink or a second spelling of a
 // directory already seen adds nothing), best first: the newest version, and
 // of equal versions the first in search order. A copy whose version has
