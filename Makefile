@@ -19,7 +19,7 @@ APT_PACKAGES := cmake make g++ pkg-config binutils \
 # and its dependencies).
 BENCH_APT_PACKAGES := python3-torch
 
-.PHONY: all deps configure build test demo bench bench-deps bench-check clean test-realworld
+.PHONY: all deps configure build test demo bench bench-deps bench-check bench-jit clean test-realworld
 
 all: build
 
@@ -79,6 +79,14 @@ bench-deps:
 bench: build bench-deps
 	$(BUILD_DIR)/tests/bench/archfit_scan_bench $(DEMO_DIR)
 	$(BUILD_DIR)/tests/bench/archfit_check_bench
+
+# Issue 4: the kernel cache, a fresh process's cached load, a cold compile
+# against NVRTC called directly, and `jit bundle` on 1 and 2 jobs.
+bench-jit: build
+	$(BUILD_DIR)/tests/bench/archfit_jit_cache_bench
+	$(BUILD_DIR)/tests/bench/archfit_jit_fresh_process_bench
+	$(BUILD_DIR)/tests/bench/archfit_jit_nvrtc_bench --runs 15
+	tests/bench/jit_bundle_bench.sh $(BUILD_DIR)/sdk/archfit 7
 
 # Issue 3: archfit check on 200 CUDA .so files (>= 1 GB) against `import torch`.
 bench-check: build bench-deps
