@@ -9,6 +9,7 @@
 #include "archfit/archfit.h"
 #include "cache_command.hpp"
 #include "check_command.hpp"
+#include "explain_command.hpp"
 #include "jit_command.hpp"
 #include "scan_command.hpp"
 
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   cache.add_to(app);
   archfit::cli::JitCommand jit;
   jit.add_to(app);
+  archfit::cli::ExplainCommand explain;
+  explain.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -37,6 +40,7 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("check")) return check.run();
     if (cache.chosen()) return cache.run();
     if (jit.chosen()) return jit.run();
+    if (explain.chosen()) return explain.run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit: %s\n", error.what());
     return 2;

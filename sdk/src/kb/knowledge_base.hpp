@@ -4,6 +4,7 @@
 // README.md there), and the questions advice asks of it.
 #include <filesystem>
 #include <optional>
+#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -110,6 +111,17 @@ struct Component {
   Provenance provenance;
 };
 
+// errors.yaml: how one kind of CUDA failure reads, and what it means.
+struct ErrorSignature {
+  std::string category;  // "no-kernel-image", … (diagnose/diagnosis.hpp)
+  std::vector<std::string> patterns;
+  std::vector<std::regex> regexes;  // `patterns`, compiled, case-insensitive
+  std::vector<int> cuda_errors;     // cudaError_t / CUresult numbers
+  std::string explanation;          // may hold {sm}
+  std::vector<std::string> fix;     // steps; may hold {sm}
+  Provenance provenance;
+};
+
 // The answer to resolve_gpu.
 struct ResolvedGpu {
   enum class How { name, alias, prefix, capability };
@@ -156,6 +168,8 @@ class KnowledgeBase {
     return torch_releases_;
   }  // oldest first
   const std::vector<Component>& components() const { return components_; }
+  // In errors.yaml's order, which is the order they are tried in.
+  const std::vector<ErrorSignature>& error_signatures() const { return error_signatures_; }
 
   // A GPU name or alias (forgivingly: case, spaces, "NVIDIA"/"GeForce"; a
   // driver-reported name with a suffix such as "NVIDIA H100 80GB HBM3"
@@ -211,6 +225,7 @@ class KnowledgeBase {
   std::vector<CudaTag> cuda_tags_;  // by CUDA version
   std::vector<TorchRelease> torch_releases_;
   std::vector<Component> components_;
+  std::vector<ErrorSignature> error_signatures_;
 };
 
 // Reads gpus.yaml (names and architectures), ptx_isa.yaml and torch.yaml

@@ -248,6 +248,7 @@ class Loader {
     load_torch();
     load_gpus();
     if (fs::exists(kb_.dir_ / "components.yaml")) load_components();
+    if (fs::exists(kb_.dir_ / "errors.yaml")) load_errors();
     return std::move(kb_);
   }
 
@@ -594,6 +595,48 @@ class Loader {
         file.fail(entry, path + ".fixes", "a component needs fixes or a rebuild command");
       }
       kb_.components_.push_back(std::move(component));
+    }
+  }
+
+  void load_errors() {
+    static const std::set<std::string> kCategories = {
+        "no-kernel-image",     "ptx-too-new-for-driver", "driver-too-old",
+        "no-device",           "invalid-device-function", "library-arch-mismatch",
+        "compiler-unknown-arch", "async-error",          "out-of-memory"};
+    YamlFile file(kb_.dir_ / "errors.yaml", "errors");
+    const auto items = file.list(file.root(), "signatures", "", true);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const YAML::Node entry = items[i];
+      const auto path = indexed("signatures", i);
+      file.expect_map(entry, path);
+      ErrorSignature signature;
+      signature.category = file.string(entry, "category", path);
+      if (!kCategories.count(signature.category)) {
+        std::string known;
+        for (const auto& category : kCategories) known += (known.empty() ? "" : ", ") + category;
+        file.fail(entry["category"], path + ".category",
+                  "unknown category \"" + signature.category + "\"; expected one of " + known);
+      }
+      signature.patterns = file.string_list(entry, "patterns", path, true);
+      const auto patterns = YamlFile::child(entry, "patterns");
+      for (size_t p = 0; p < signature.patterns.size(); ++p) {
+        try {
+          signature.regexes.emplace_back(signature.patterns[p],
+                                         std::regex::ECMAScript | std::regex::icase |
+                                             std::regex::optimize);
+        } catch (const std::regex_error& error) {
+          file.fail(patterns[p], indexed(path + ".patterns", p),
+                    std::string("not a regular expression: ") + error.what());
+        }
+      }
+      const auto codes = file.list(entry, "cuda_errors", path, false);
+      for (size_t c = 0; codes.IsDefined() && c < codes.size(); ++c)
+        signature.cuda_errors.push_back(
+            static_cast<int>(file.number(codes[c], indexed(path + ".cuda_errors", c), 5)));
+      signature.explanation = file.string(entry, "explanation", path);
+      signature.fix = file.string_list(entry, "fix", path, true);
+      signature.provenance = file.provenance(entry, path);
+      kb_.error_signatures_.push_back(std::move(signature));
     }
   }
 

@@ -1,0 +1,74 @@
+#include "explain_command.hpp"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "diagnose/diagnosis.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace archfit::cli {
+
+namespace fs = std::filesystem;
+
+void ExplainCommand::add_to(CLI::App& app) {
+  explain_ = app.add_subcommand(
+      "explain", "Explain a CUDA error: its cause, the component behind it and the fix");
+  explain_->add_option("text", words_, "The error text (else --file, else stdin)");
+  explain_->add_option("-f,--file", file_,
+                       "A log or traceback file: its last error is explained (- for stdin)");
+  explain_->add_option("--cuda-error", cuda_error_,
+                       "The CUDA error number, when known (209: no kernel image)");
+  explain_->add_option("--kb", kb_, "Knowledge-base directory (default: the installed one)");
+  explain_->add_flag("--json", json_, "Print the diagnosis as JSON (archfit.diagnosis/1)");
+}
+
+bool ExplainCommand::chosen() const { return explain_ && explain_->parsed(); }
+
+int ExplainCommand::run() const {
+  std::string text;
+  if (!words_.empty()) {
+    for (const auto& word : words_) text += (text.empty() ? "" : " ") + word;
+  } else if (!file_.empty() && file_ != "-") {
+    std::error_code error;
+    if (!fs::is_regular_file(file_, error)) {
+      std::cerr << "archfit explain: " << file_ << ": not a readable file\n";
+      return 2;
+    }
+    std::ifstream in(file_, std::ios::binary);
+    std::ostringstream content;
+    content << in.rdbuf();
+    if (!in && !in.eof()) {
+      std::cerr << "archfit explain: cannot read " << file_ << '\n';
+      return 2;
+    }
+    text = content.str();
+  } else {
+    if (file_.empty() && ::isatty(STDIN_FILENO)) {
+      std::cerr << "archfit explain: give the error as text, with --file LOG, or on stdin\n";
+      return 2;
+    }
+    std::ostringstream content;
+    content << std::cin.rdbuf();
+    text = content.str();
+  }
+
+  const kb::KnowledgeBase kb = kb::load_knowledge_base(
+      kb::resolve_kb_dir(kb_.empty() ? std::nullopt : std::optional<fs::path>(kb_)));
+  diagnose::DiagnoseOptions options;
+  options.cuda_error = cuda_error_;
+  const diagnose::Diagnosis diagnosis = diagnose::diagnose(kb, text, options);
+  if (json_) {
+    // Text from a log need not be UTF-8; JSON must be.
+    std::cout << diagnose::to_json(diagnosis).dump(2, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace)
+              << '\n';
+  } else {
+    std::cout << diagnose::to_text(diagnosis);
+  }
+  return diagnosis.recognised() ? 0 : 1;
+}
+
+}  // namespace archfit::cli

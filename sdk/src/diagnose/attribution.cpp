@@ -1,0 +1,114 @@
+#include "attribution.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "kb/knowledge_base.hpp"
+
+namespace archfit::diagnose {
+
+namespace {
+
+// "C:\\x\\Lib\\site-packages\\torch\\nn" → "C:/x/Lib/site-packages/torch/nn".
+std::string forward_slashes(std::string path) {
+  std::replace(path.begin(), path.end(), '\\', '/');
+  return path;
+}
+
+// The path component after `marker` ("/site-packages/"), case-insensitively
+// (Windows writes Lib\site-packages); "" when there is none.
+std::string after(const std::string& path, std::string_view marker) {
+  std::string lower = path;
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const size_t at = lower.rfind(marker);
+  if (at == std::string::npos) return {};
+  const size_t begin = at + marker.size();
+  const size_t end = path.find('/', begin);
+  if (end == std::string::npos) return {};  // a module file directly in site-packages
+  return path.substr(begin, end - begin);
+}
+
+// The distribution a top-level package belongs to: the knowledge base's name
+// for it ("flash_attn" → "flash-attn"), else the package name as pip spells
+// distributions (lower case, "_" → "-").
+std::string distribution_of(std::string package, const kb::KnowledgeBase* kb) {
+  if (kb) {
+    if (const auto* component = kb->component_for(package)) return component->name;
+  }
+  std::transform(package.begin(), package.end(), package.begin(), [](unsigned char c) {
+    return c == '_' ? '-' : static_cast<char>(std::tolower(c));
+  });
+  if (kb) {
+    if (const auto* component = kb->component_for(package)) return component->name;
+  }
+  return package;
+}
+
+// "/home/u/src/SageAttention/setup.py" → "SageAttention".
+std::string fs_parent_name(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return {};
+  const size_t before = path.rfind('/', slash - 1);
+  return path.substr(before == std::string::npos ? 0 : before + 1,
+                     slash - (before == std::string::npos ? 0 : before + 1));
+}
+
+// Hosts call every component; an error passing through them says nothing
+// about which component failed. (ComfyUI itself is not a package: its files
+// name no component.)
+bool is_host(const std::string& name) { return name == "invokeai"; }
+
+// Libraries that only pass calls on to PyTorch: pure Python, no CUDA code of
+// their own, so an error raised through them comes from what they called.
+bool passes_through(const std::string& name) {
+  static const std::set<std::string> kPassThrough = {
+      "torch", "transformers", "diffusers", "accelerate", "peft", "safetensors", "einops",
+      "comfyui-frontend-package", "huggingface-hub", "spandrel", "kornia", "timm",
+      "open-clip-torch"};
+  return kPassThrough.count(name) > 0;
+}
+
+}  // namespace
+
+std::optional<Culprit> component_of(const Frame& frame, const kb::KnowledgeBase* kb) {
+  const std::string path = forward_slashes(frame.file);
+  if (const std::string pack = after(path, "/custom_nodes/"); !pack.empty())
+    return Culprit{pack, "custom_node", frame.file, ""};
+  for (const std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
+    if (const std::string package = after(path, marker); !package.empty())
+      return Culprit{distribution_of(package, kb), "distribution", frame.file, ""};
+  }
+  // A source build (pip install of a checkout): the project's setup.py.
+  if (path.ends_with("/setup.py")) {
+    const std::string project = fs_parent_name(path);
+    if (!project.empty())
+      return Culprit{distribution_of(project, kb), "distribution", frame.file, ""};
+  }
+  return std::nullopt;
+}
+
+std::optional<Culprit> attribute(const std::vector<Frame>& frames, const kb::KnowledgeBase* kb) {
+  std::optional<Culprit> torch;
+  for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
+    auto culprit = component_of(*frame, kb);
+    if (!culprit || is_host(culprit->name)) continue;
+    const std::string where = culprit->path + ", line " + std::to_string(frame->line) +
+                              (frame->function.empty() ? "" : ", in " + frame->function);
+    if (passes_through(culprit->name)) {
+      if (!torch && culprit->name == "torch") {
+        culprit->why = "the innermost frame outside the host is PyTorch's: " + where;
+        torch = std::move(culprit);
+      }
+      continue;
+    }
+    culprit->why = std::string("the innermost frame in ") +
+                   (culprit->kind == "custom_node" ? "a node pack" : "a package") +
+                   " other than PyTorch and the host: " + where;
+    return culprit;
+  }
+  return torch;
+}
+
+}  // namespace archfit::diagnose

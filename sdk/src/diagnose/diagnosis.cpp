@@ -1,0 +1,281 @@
+#include "diagnosis.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <regex>
+
+#include "compat/arch.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace archfit::diagnose {
+
+namespace {
+
+// What the messages say about the GPU itself (never the arch a library
+// wanted, as in SageAttention's "SM89 kernel is not available"):
+// torch's "with CUDA capability sm_120", its "which is of cuda capability
+// 12.0", xformers' "your GPU has capability (12, 0)", ptxas's "Value 'sm_120a'".
+std::string device_arch_in(const std::string& text) {
+  static const std::regex sm_forms(
+      R"((?:with CUDA capability|Value ')\s*sm_([0-9]{2,3}))", std::regex::icase);
+  static const std::regex dotted(R"(which is of cuda capability ([0-9]+)\.([0-9]))",
+                                 std::regex::icase);
+  static const std::regex tuple(R"(your GPU has capability \(([0-9]+), ([0-9])\))",
+                                std::regex::icase);
+  std::smatch match;
+  if (std::regex_search(text, match, sm_forms)) return "sm_" + match[1].str();
+  if (std::regex_search(text, match, dotted) || std::regex_search(text, match, tuple))
+    return "sm_" + match[1].str() + match[2].str();
+  return {};
+}
+
+std::string fill_sm(std::string text, const std::string& sm) {
+  static constexpr std::string_view kPlaceholder = "{sm}";
+  const std::string value = sm.empty() ? "your GPU's arch" : sm;
+  for (size_t at = text.find(kPlaceholder); at != std::string::npos;
+       at = text.find(kPlaceholder, at + value.size()))
+    text.replace(at, kPlaceholder.size(), value);
+  return text;
+}
+
+bool windows_paths(const ErrorText& error) {
+  for (const auto& frame : error.frames) {
+    if (frame.file.find(":\\") != std::string::npos || frame.file.find('\\') != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+bool any_frame_has(const ErrorText& error, std::string_view word) {
+  for (const auto& frame : error.frames) {
+    if (frame.file.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// The exact command that reruns the host with CUDA_LAUNCH_BLOCKING=1, as far
+// as the frames tell which host and platform it is.
+std::string launch_blocking_command(const ErrorText& error) {
+  if (windows_paths(error)) {
+    if (any_frame_has(error, "python_embeded"))
+      return "set CUDA_LAUNCH_BLOCKING=1 && .\\python_embeded\\python.exe -s ComfyUI\\main.py "
+             "--windows-standalone-build   (in the ComfyUI_windows_portable folder)";
+    return "set CUDA_LAUNCH_BLOCKING=1 && python main.py   (in the ComfyUI folder)";
+  }
+  if (any_frame_has(error, "invokeai")) return "CUDA_LAUNCH_BLOCKING=1 invokeai-web";
+  return "CUDA_LAUNCH_BLOCKING=1 python main.py   (in the ComfyUI folder, with its venv active)";
+}
+
+const kb::ErrorSignature* first_match(const kb::KnowledgeBase& kb, const std::string& text,
+                                      std::string& matched) {
+  for (const auto& signature : kb.error_signatures()) {
+    for (const auto& regex : signature.regexes) {
+      std::smatch match;
+      if (std::regex_search(text, match, regex)) {
+        matched = match[0].str();
+        return &signature;
+      }
+    }
+  }
+  return nullptr;
+}
+
+// The fix steps that name the component: the knowledge base's recipe for it
+// on this arch, or where to look for a node pack.
+std::vector<std::string> component_steps(const kb::KnowledgeBase& kb, const Diagnosis& d) {
+  std::vector<std::string> steps;
+  if (!d.component) return steps;
+  if (d.component->kind == "custom_node") {
+    if (d.category == "no-kernel-image" || d.category == "library-arch-mismatch" ||
+        d.category == "invalid-device-function")
+      steps.push_back("The error came through the node pack " + d.component->name +
+                      " (custom_nodes/" + d.component->name +
+                      "); `archfit check --comfyui PATH/TO/ComfyUI` shows whether its own "
+                      "compiled code or PyTorch lacks " +
+                      (d.sm.empty() ? std::string("your GPU's arch") : d.sm) + ".");
+    return steps;
+  }
+  if (d.sm.empty()) return steps;
+  try {
+    const auto cc = compat::parse_compute_capability(d.sm);
+    if (const auto advice = kb.component_advice(d.component->name, cc)) {
+      for (const auto* fix : advice->fixes) steps.push_back(d.component->name + ": " + fix->summary);
+      for (const auto& command : advice->commands) steps.push_back(command);
+      if (advice->commands.empty() && !advice->rebuild_command.empty())
+        steps.push_back(advice->rebuild_command);
+    }
+  } catch (const std::exception&) {
+    // An arch the rule table does not parse: the generic steps stand.
+  }
+  return steps;
+}
+
+std::string squeezed(std::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  }
+  return out;
+}
+
+// Without frames that name one: a component the knowledge base knows, named
+// in the message ("Error running sage attention: …"); else a package whose
+// site-packages path the text around the error shows (a warning's
+// "…/site-packages/torch/cuda/__init__.py:235: UserWarning", bitsandbytes'
+// "WindowsPath('…/site-packages/bitsandbytes/…')"); else PyTorch, when the
+// error is one of its own ("torch.AcceleratorError", "CUDA error: …").
+std::optional<Culprit> named_component(const kb::KnowledgeBase& kb, const ErrorText& error) {
+  const std::string message = squeezed(error.message);
+  for (const auto& component : kb.components()) {
+    if (message.find(squeezed(component.name)) != std::string::npos)
+      return Culprit{component.name, "distribution", "",
+                     "the message names " + component.name};
+  }
+  // A traceback's frames have had their say; another error's frames may be
+  // in the text before it.
+  std::string context = error.frames.empty() ? error.context : std::string();
+  std::replace(context.begin(), context.end(), '\\', '/');
+  for (const std::string_view marker : {"site-packages/", "dist-packages/"}) {
+    const size_t at = context.rfind(marker);
+    if (at == std::string::npos) continue;
+    const size_t begin = at + marker.size();
+    const size_t end = context.find('/', begin);
+    if (end == std::string::npos || end - begin > 100) continue;
+    Frame frame{context.substr(0, end + 1), 0, ""};
+    frame.file = "/" + std::string(marker) + context.substr(begin, end - begin) + "/";
+    if (auto culprit = component_of(frame, &kb)) {
+      culprit->path.clear();
+      culprit->why = "the text around the error shows a path in " + culprit->name;
+      return culprit;
+    }
+  }
+  if (error.exception_type.starts_with("torch.") ||
+      error.message.find("CUDA error:") != std::string::npos)
+    return Culprit{"torch", "distribution", "", "the error is PyTorch's own (" +
+                                                    (error.exception_type.empty()
+                                                         ? std::string("\"CUDA error: …\"")
+                                                         : error.exception_type) +
+                                                    ")"};
+  return std::nullopt;
+}
+
+}  // namespace
+
+Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
+                   const DiagnoseOptions& options) {
+  Diagnosis d;
+  if (options.traceback.empty()) {
+    d.error = find_last_error(text);
+  } else {
+    std::string joined(text);
+    joined.append("\n").append(options.traceback);
+    d.error = find_last_error(joined);
+    if (d.error.message.empty()) d.error.message = std::string(text);
+  }
+  d.sm = device_arch_in(d.error.message);
+  if (d.sm.empty()) d.sm = device_arch_in(d.error.context);
+  d.component = attribute(d.error.frames, &kb);
+  if (!d.component) d.component = named_component(kb, d.error);
+
+  const kb::ErrorSignature* signature = first_match(kb, d.error.message, d.matched);
+  if (signature) {
+    d.confidence = "high";
+  } else if ((signature = first_match(kb, d.error.context, d.matched))) {
+    d.confidence = "medium";
+    d.notes.push_back("matched in the text around the error, not in its message: \"" + d.matched +
+                      "\"");
+  } else if (options.cuda_error) {
+    for (const auto& candidate : kb.error_signatures()) {
+      for (const int code : candidate.cuda_errors) {
+        if (code == *options.cuda_error) signature = &candidate;
+      }
+      if (signature) break;
+    }
+    if (signature) {
+      d.confidence = "medium";
+      d.matched = "CUDA error " + std::to_string(*options.cuda_error);
+    }
+  }
+
+  if (!signature) {
+    if (!d.error.exception_type.empty())
+      d.notes.push_back("the error is a " + d.error.exception_type +
+                        ", which archfit does not know as a CUDA failure");
+    if (d.component)
+      d.notes.push_back("it was raised through " + d.component->name + " (" + d.component->why +
+                        ")");
+    if (d.error.context.find("CUDA") != std::string::npos)
+      d.notes.push_back(
+          "the text mentions CUDA; `archfit check` shows whether every component has code for "
+          "your GPU");
+    return d;
+  }
+  d.category = signature->category;
+  d.explanation = fill_sm(signature->explanation, d.sm);
+  d.source = signature->provenance.source;
+  d.fix = component_steps(kb, d);
+  for (const auto& step : signature->fix) d.fix.push_back(fill_sm(step, d.sm));
+  if (d.category == "async-error") {
+    d.fix.insert(d.fix.begin(), "Rerun with: " + launch_blocking_command(d.error));
+    d.notes.push_back("the traceback may point at the wrong call: CUDA reports a kernel's failure "
+                      "at a later call");
+  }
+  if (d.category == "out-of-memory")
+    d.notes.push_back("not an architecture problem");
+  return d;
+}
+
+nlohmann::json to_json(const Diagnosis& d) {
+  nlohmann::json frames = nlohmann::json::array();
+  for (const auto& frame : d.error.frames)
+    frames.push_back({{"file", frame.file}, {"line", frame.line}, {"function", frame.function}});
+  nlohmann::json component = nullptr;
+  if (d.component)
+    component = {{"name", d.component->name},
+                 {"kind", d.component->kind},
+                 {"path", d.component->path},
+                 {"why", d.component->why}};
+  return {{"schema", kDiagnosisSchema},
+          {"category", d.category},
+          {"recognised", d.recognised()},
+          {"confidence", d.confidence},
+          {"component", component},
+          {"explanation", d.explanation},
+          {"fix", d.fix},
+          {"matched", d.matched},
+          {"source", d.source},
+          {"sm", d.sm},
+          {"notes", d.notes},
+          {"error",
+           {{"kind", d.error.kind},
+            {"exception_type", d.error.exception_type},
+            {"message", d.error.message},
+            {"frames", frames}}}};
+}
+
+std::string to_text(const Diagnosis& d) {
+  std::string out;
+  if (!d.recognised()) {
+    out += "not recognised: archfit does not know this error as a CUDA failure\n";
+  } else {
+    out += d.category + " (" + d.confidence + " confidence)\n";
+  }
+  if (!d.error.exception_type.empty() || !d.error.message.empty()) {
+    std::string first_line = d.error.message.substr(0, d.error.message.find('\n'));
+    if (first_line.size() > 200) first_line = first_line.substr(0, 200) + "…";
+    out += "error      " +
+           (d.error.exception_type.empty() ? std::string() : d.error.exception_type + ": ") +
+           first_line + "\n";
+  }
+  if (d.component)
+    out += "component  " + d.component->name + " (" + d.component->kind + ")\n           " +
+           d.component->why + "\n";
+  if (!d.explanation.empty()) out += "why        " + d.explanation + "\n";
+  for (size_t i = 0; i < d.fix.size(); ++i)
+    out += (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " + d.fix[i] + "\n";
+  for (const auto& note : d.notes) out += "note       " + note + "\n";
+  return out;
+}
+
+}  // namespace archfit::diagnose

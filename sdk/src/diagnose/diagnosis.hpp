@@ -1,0 +1,59 @@
+#pragma once
+// An error's cause, the component behind it and the fix (DESIGN.md, the
+// diagnose flow): the last error in the text (error_text.hpp) is matched
+// against the knowledge base's signatures (sdk/data/kb/errors.yaml), and its
+// traceback names the component (attribution.hpp).
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "attribution.hpp"
+#include "error_text.hpp"
+
+namespace archfit::kb {
+class KnowledgeBase;
+}
+
+namespace archfit::diagnose {
+
+inline constexpr std::string_view kDiagnosisSchema = "archfit.diagnosis/1";
+
+struct DiagnoseOptions {
+  std::string traceback;            // given apart from the error text; appended to it
+  std::optional<int> cuda_error;    // a cudaError_t / CUresult number, when the caller has one
+};
+
+struct Diagnosis {
+  // errors.yaml's categories, or "not-recognised".
+  std::string category = "not-recognised";
+  // "high": the error's own message matched; "medium": only the text around
+  // it, or only the CUDA error number; "none": not recognised.
+  std::string confidence = "none";
+  std::optional<Culprit> component;
+  std::string explanation;
+  std::vector<std::string> fix;
+  std::string matched;  // the words the signature matched
+  std::string source;   // where the signature's facts come from
+  std::string sm;       // "sm_120" when the text names the GPU's arch; else ""
+  std::vector<std::string> notes;  // what else the text tells
+  ErrorText error;
+
+  bool recognised() const { return category != "not-recognised"; }
+};
+
+Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
+                   const DiagnoseOptions& options = {});
+
+// {"schema": "archfit.diagnosis/1", "category", "confidence", "component":
+// {"name", "kind", "path", "why"} | null, "explanation", "fix": [], "matched",
+// "source", "sm", "notes": [], "error": {"kind", "exception_type", "message",
+// "frames": [{"file", "line", "function"}]}}. Strings from the input may hold
+// bytes that are not UTF-8: dump with error_handler_t::replace.
+nlohmann::json to_json(const Diagnosis& diagnosis);
+
+// People's version: the category, the component, the explanation, the steps.
+std::string to_text(const Diagnosis& diagnosis);
+
+}  // namespace archfit::diagnose

@@ -1,0 +1,252 @@
+#include "error_text.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+
+namespace archfit::diagnose {
+
+namespace {
+
+constexpr std::string_view kTraceback = "Traceback (most recent call last):";
+constexpr std::string_view kReport = "# ComfyUI Error Report";
+constexpr size_t kMaxMessageLines = 40;
+constexpr size_t kContextBefore = 2048;
+// Patterns that miss the message are tried on this much text around it:
+// enough for a warning logged just before, little enough that a regular
+// expression over it stays cheap.
+constexpr size_t kMaxContextBytes = 16 * 1024;
+
+// The line that starts at `at`, without its "\n" or "\r\n"; `next` is where
+// the following line starts (text.size() at the end).
+std::string_view line_at(std::string_view text, size_t at, size_t& next) {
+  const size_t end = text.find('\n', at);
+  next = end == std::string_view::npos ? text.size() : end + 1;
+  std::string_view line = text.substr(at, (end == std::string_view::npos ? text.size() : end) - at);
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
+
+std::string_view trim(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
+
+bool indented(std::string_view line) {
+  return !line.empty() && (line[0] == ' ' || line[0] == '\t');
+}
+
+// `  File "PATH", line N, in FUNC`
+std::optional<Frame> parse_frame(std::string_view line) {
+  // "  File …", or behind a prefix a log adds: "comfyui-1  |   File …".
+  constexpr std::string_view kFile = "File \"";
+  const size_t at = line.find(kFile);
+  if (at == std::string_view::npos || (at > 0 && line[at - 1] != ' ')) return std::nullopt;
+  line.remove_prefix(at + kFile.size());
+  const size_t quote = line.rfind("\", line ");
+  if (quote == std::string_view::npos) return std::nullopt;
+  Frame frame;
+  frame.file = std::string(line.substr(0, quote));
+  std::string_view rest = line.substr(quote + 8);
+  size_t digits = 0;
+  while (digits < rest.size() && digits < 9 && std::isdigit(static_cast<unsigned char>(rest[digits])))
+    frame.line = frame.line * 10 + (rest[digits++] - '0');
+  rest.remove_prefix(digits);
+  if (rest.starts_with(", in ")) frame.function = std::string(trim(rest.substr(5)));
+  return frame;
+}
+
+// "torch.AcceleratorError: CUDA error: …" → the type and the message; a line
+// that does not start with a dotted Python name followed by ": " (or alone)
+// has no type.
+bool split_exception(std::string_view line, std::string& type, std::string& message) {
+  size_t end = 0;
+  while (end < line.size() &&
+         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_' ||
+          line[end] == '.'))
+    ++end;
+  if (end == 0 || std::isdigit(static_cast<unsigned char>(line[0]))) return false;
+  if (end == line.size()) {  // "KeyboardInterrupt"
+    type = std::string(line);
+    return true;
+  }
+  if (line.substr(end, 2) != ": " && line.substr(end) != ":") return false;
+  type = std::string(line.substr(0, end));
+  message = std::string(trim(line.substr(end + 1)));
+  return true;
+}
+
+// Whether a line ends an exception's message: a blank line, or one a host
+// writes between messages.
+bool ends_message(std::string_view line) {
+  static constexpr std::array<std::string_view, 6> kHostLines = {
+      "Prompt executed in", "got prompt", "Traceback (most recent call last)", "!!! ",
+      "During handling of the above exception", "The above exception was the direct cause"};
+  if (trim(line).empty()) return true;
+  if (line.size() > 1 && line[0] == '[' && std::isdigit(static_cast<unsigned char>(line[1])))
+    return true;  // "[2025-03-01 10:00:00,000]::[InvokeAI]…", "[12:00:00] …"
+  return std::any_of(kHostLines.begin(), kHostLines.end(),
+                     [&](std::string_view host) { return line.starts_with(host); });
+}
+
+// The message's lines from `at`: the first and those that continue it.
+size_t read_message(std::string_view text, size_t at, std::string& message) {
+  size_t next = at;
+  for (size_t lines = 0; next < text.size() && lines < kMaxMessageLines; ++lines) {
+    size_t after = 0;
+    const std::string_view line = line_at(text, next, after);
+    if (lines > 0 && ends_message(line)) break;
+    if (lines > 0) message += '\n';
+    message += std::string(line);
+    next = after;
+  }
+  return next;
+}
+
+std::string context_of(std::string_view input, size_t begin, size_t end) {
+  begin = begin > kContextBefore ? begin - kContextBefore : 0;
+  end = std::min(end, begin + kMaxContextBytes);
+  return std::string(input.substr(begin, end - begin));
+}
+
+ErrorText from_traceback(std::string_view input, size_t start) {
+  ErrorText error;
+  error.kind = "traceback";
+  error.offset = start;
+  size_t next = 0;
+  line_at(input, start, next);
+  // What a log writes before each line ("comfyui-1  | " from docker compose,
+  // a timestamp): whatever precedes "Traceback" on its line, taken off the
+  // lines that follow.
+  const size_t line_start = start == 0 ? 0 : input.rfind('\n', start - 1) + 1;
+  const std::string_view prefix = input.substr(line_start, start - line_start);
+  const size_t limit = std::min(input.size(), start + kMaxErrorBytes);
+  while (next < limit) {
+    size_t after = 0;
+    std::string_view line = line_at(input, next, after);
+    if (!prefix.empty() && line.starts_with(prefix)) line.remove_prefix(prefix.size());
+    if (auto frame = parse_frame(line)) {
+      error.frames.push_back(std::move(*frame));
+    } else if (!indented(line) && !trim(line).empty()) {
+      // The exception line ("Type: message"), then the lines that continue it.
+      std::string message;
+      const size_t end = read_message(input, next + (line.data() - input.data() - next), message);
+      std::string type, first;
+      if (split_exception(line, type, first)) {
+        error.exception_type = std::move(type);
+        message = first + message.substr(line.size());
+      }
+      error.message = std::move(message);
+      error.context = context_of(input, start, end);
+      return error;
+    }
+    next = after;
+  }
+  error.context = context_of(input, start, next);
+  return error;
+}
+
+// "- **Exception Message:** …" up to the next "- **" or "## " line.
+std::string report_field(std::string_view report, std::string_view field) {
+  const std::string marker = "- **" + std::string(field) + ":**";
+  const size_t at = report.find(marker);
+  if (at == std::string_view::npos) return {};
+  std::string value;
+  size_t next = at;
+  for (bool first = true; next < report.size(); first = false) {
+    size_t after = 0;
+    std::string_view line = line_at(report, next, after);
+    if (!first && (line.starts_with("- **") || line.starts_with("## "))) break;
+    if (first) line.remove_prefix(marker.size());
+    if (!value.empty() || !trim(line).empty()) {
+      if (!value.empty()) value += '\n';
+      value.append(line);
+    }
+    next = after;
+  }
+  return std::string(trim(value));
+}
+
+ErrorText from_report(std::string_view input, size_t start) {
+  ErrorText error;
+  error.kind = "comfyui-report";
+  error.offset = start;
+  const std::string_view report = input.substr(start, kMaxErrorBytes);
+  error.exception_type = report_field(report, "Exception Type");
+  error.message = report_field(report, "Exception Message");
+  if (const size_t stack = report.find("## Stack Trace"); stack != std::string_view::npos) {
+    size_t next = stack;
+    line_at(report, stack, next);
+    while (next < report.size()) {
+      size_t after = 0;
+      const std::string_view line = line_at(report, next, after);
+      if (line.starts_with("## ")) break;
+      if (auto frame = parse_frame(line)) error.frames.push_back(std::move(*frame));
+      next = after;
+    }
+  }
+  error.context = std::string(report);
+  return error;
+}
+
+bool reads_like_error(std::string_view line) {
+  static constexpr std::array<std::string_view, 8> kWords = {
+      "Error", "error:", "ERROR", "not compatible", "CUDA error", "is not available",
+      "fatal", "exception"};
+  return std::any_of(kWords.begin(), kWords.end(),
+                     [&](std::string_view word) { return line.find(word) != std::string_view::npos; });
+}
+
+}  // namespace
+
+ErrorText find_last_error(std::string_view input) {
+  if (trim(input).empty()) return {};
+  const size_t traceback = input.rfind(kTraceback);
+  const size_t report = input.rfind(kReport);
+  // A report is the error's own summary; a traceback after it is in its
+  // attached logs.
+  if (report != std::string_view::npos) return from_report(input, report);
+  if (traceback != std::string_view::npos) return from_traceback(input, traceback);
+
+  // No traceback: the last line that reads like an error, with its
+  // continuation; else, for a short input, all of it.
+  size_t end = input.size();
+  while (end > 0) {
+    const size_t begin = end >= 2 ? input.rfind('\n', end - 2) : std::string_view::npos;
+    const size_t at = begin == std::string_view::npos ? 0 : begin + 1;
+    size_t next = 0;
+    const std::string_view line = line_at(input, at, next);
+    if (reads_like_error(line)) {
+      ErrorText error;
+      error.kind = at == 0 && input.find('\n', at) >= input.size() - 1 ? "message" : "log";
+      error.offset = at;
+      const size_t message_end = read_message(input, at, error.message);
+      std::string type, first;
+      if (split_exception(line, type, first) &&
+          (type.ends_with("Error") || type.ends_with("Exception") || type.ends_with("Warning"))) {
+        error.exception_type = type;
+        error.message = first + error.message.substr(line.size());
+      }
+      error.context = context_of(input, at, message_end);
+      return error;
+    }
+    if (at == 0) break;
+    end = at;
+  }
+  ErrorText error;
+  error.kind = "message";
+  // Nothing reads like an error: its end is what is left to go on, kept short
+  // (every signature's patterns are tried on it).
+  constexpr size_t kTail = 4096;
+  const std::string_view tail = input.substr(input.size() > kTail ? input.size() - kTail : 0);
+  error.offset = input.size() - tail.size();
+  error.message = std::string(trim(tail));
+  error.context = error.message;
+  return error;
+}
+
+}  // namespace archfit::diagnose

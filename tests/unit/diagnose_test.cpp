@@ -1,0 +1,164 @@
+// diagnose/: the last error found in real-format texts, its category from
+// the knowledge base's signatures, and the component its frames name. The
+// corpus under tests/data/errors (corpus.yaml lists each file with its
+// expected category and component) holds the exact formats PyTorch,
+// ComfyUI, InvokeAI, cuBLAS, cuDNN, Triton and the attention libraries print.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "diagnose/diagnosis.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace fs = std::filesystem;
+using namespace archfit::diagnose;
+
+namespace {
+
+const fs::path kCorpus = fs::path(ARCHFIT_TEST_DATA_DIR) / "errors";
+
+const archfit::kb::KnowledgeBase& kb() {
+  static const auto loaded = archfit::kb::load_knowledge_base(ARCHFIT_KB_SOURCE_DIR);
+  return loaded;
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
+  const YAML::Node corpus = YAML::LoadFile((kCorpus / "corpus.yaml").string());
+  ASSERT_TRUE(corpus.IsSequence());
+  ASSERT_GE(corpus.size(), 20u);
+  std::map<std::string, int> per_category;
+  for (const auto& entry : corpus) {
+    const std::string file = entry["file"].as<std::string>();
+    const std::string expected = entry["category"].as<std::string>();
+    SCOPED_TRACE(file);
+    const Diagnosis d = diagnose(kb(), read_bytes(kCorpus / file));
+    EXPECT_EQ(d.category, expected) << to_text(d);
+    ++per_category[expected];
+    if (entry["component"]) {
+      EXPECT_TRUE(d.component.has_value()) << to_text(d);
+      if (!d.component) continue;
+      EXPECT_EQ(d.component->name, entry["component"].as<std::string>()) << d.component->why;
+      if (entry["component_kind"])
+        EXPECT_EQ(d.component->kind, entry["component_kind"].as<std::string>());
+    }
+    // Whatever the input, the JSON is valid UTF-8 and names the schema.
+    const auto json = to_json(d);
+    EXPECT_EQ(json["schema"], "archfit.diagnosis/1");
+    EXPECT_NO_THROW(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  }
+  for (const auto& signature : kb().error_signatures())
+    EXPECT_GE(per_category[signature.category], 2) << "too few texts of " << signature.category;
+  EXPECT_GE(per_category["not-recognised"], 2);
+}
+
+TEST(DiagnoseText, TheLastOfTwoTracebacksIsTheError) {
+  const std::string log =
+      "Traceback (most recent call last):\n"
+      "  File \"/x/site-packages/torch/cuda/__init__.py\", line 1, in f\n"
+      "    g()\n"
+      "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n\n"
+      "got prompt\n"
+      "Traceback (most recent call last):\n"
+      "  File \"C:\\ComfyUI_windows_portable\\ComfyUI\\custom_nodes\\ComfyUI-KJNodes\\nodes.py\", "
+      "line 12, in run\n"
+      "    y = f(x)\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n"
+      "CUDA kernel errors might be asynchronously reported at some other API call, so the "
+      "stacktrace below might be incorrect.\n\nPrompt executed in 1.00 seconds\n";
+  const Diagnosis d = diagnose(kb(), log);
+  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(d.confidence, "high");
+  EXPECT_EQ(d.error.exception_type, "RuntimeError");
+  EXPECT_EQ(d.error.message.rfind("CUDA error: no kernel image", 0), 0u) << d.error.message;
+  EXPECT_EQ(d.error.message.find("Prompt executed"), std::string::npos);
+  ASSERT_EQ(d.error.frames.size(), 1u);
+  EXPECT_EQ(d.error.frames[0].line, 12);
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->name, "ComfyUI-KJNodes");
+  EXPECT_EQ(d.component->kind, "custom_node");
+}
+
+TEST(DiagnoseText, ALibraryWithItsOwnCudaCodeIsBlamedBeforeTheNodePackThatCalledIt) {
+  const std::vector<Frame> frames = {
+      {"/c/custom_nodes/pack/n.py", 1, "run"},
+      {"/v/lib/python3.12/site-packages/flash_attn/flash_attn_interface.py", 2, "fwd"},
+      {"/v/lib/python3.12/site-packages/torch/_ops.py", 3, "__call__"}};
+  const auto culprit = attribute(frames, &kb());
+  ASSERT_TRUE(culprit);
+  EXPECT_EQ(culprit->name, "flash-attn");
+  EXPECT_EQ(culprit->kind, "distribution");
+  // Without such a library, torch alone is named.
+  const auto torch_only = attribute({frames[2]}, &kb());
+  ASSERT_TRUE(torch_only);
+  EXPECT_EQ(torch_only->name, "torch");
+}
+
+TEST(DiagnoseText, TheGpuArchComesFromWhatTheMessageSaysOfTheGpu) {
+  const Diagnosis warning = diagnose(
+      kb(),
+      "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with "
+      "the current PyTorch installation.\nThe current PyTorch install supports CUDA "
+      "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.");
+  EXPECT_EQ(warning.category, "no-kernel-image");
+  EXPECT_EQ(warning.sm, "sm_120");
+  EXPECT_NE(warning.explanation.find("sm_120"), std::string::npos);
+  // SageAttention names the kernel it wanted, not the GPU.
+  const Diagnosis sage = diagnose(kb(), "Error running sage attention: SM89 kernel is not "
+                                        "available, using pytorch attention instead");
+  EXPECT_EQ(sage.category, "library-arch-mismatch");
+  EXPECT_EQ(sage.sm, "");
+}
+
+TEST(DiagnoseText, AnAsyncErrorSaysTheStackMayLieAndGivesTheRerunCommand) {
+  const Diagnosis d = diagnose(
+      kb(),
+      "Traceback (most recent call last):\n"
+      "  File \"C:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\x.py\", "
+      "line 1, in f\n    g()\nRuntimeError: CUDA error: an illegal memory access was "
+      "encountered\n");
+  EXPECT_EQ(d.category, "async-error");
+  ASSERT_FALSE(d.fix.empty());
+  EXPECT_NE(d.fix[0].find("set CUDA_LAUNCH_BLOCKING=1 && .\\python_embeded\\python.exe"),
+            std::string::npos)
+      << d.fix[0];
+}
+
+TEST(DiagnoseText, ACudaErrorNumberAloneIsRecognisedWithMediumConfidence) {
+  DiagnoseOptions options;
+  options.cuda_error = 209;
+  const Diagnosis d = diagnose(kb(), "the op failed", options);
+  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(d.confidence, "medium");
+}
+
+TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashing) {
+  EXPECT_FALSE(diagnose(kb(), "").recognised());
+  EXPECT_FALSE(diagnose(kb(), "\n\n  \n").recognised());
+  std::mt19937 random(7);
+  std::string garbage(1 << 16, '\0');
+  for (auto& c : garbage) c = static_cast<char>(random());
+  EXPECT_NO_THROW(to_json(diagnose(kb(), garbage)).dump(-1, ' ', false,
+                                                      nlohmann::json::error_handler_t::replace));
+  const Diagnosis line = diagnose(kb(), std::string(4 << 20, 'x'));
+  EXPECT_FALSE(line.recognised());
+  EXPECT_LE(line.error.message.size(), kMaxErrorBytes);
+  const Diagnosis unknown = diagnose(kb(), "KeyError: 'model'");
+  EXPECT_FALSE(unknown.recognised());
+  EXPECT_EQ(unknown.confidence, "none");
+  EXPECT_EQ(unknown.error.exception_type, "KeyError");
+  ASSERT_FALSE(unknown.notes.empty());
+  // A truncated traceback: frames and no exception line.
+  EXPECT_NO_THROW(diagnose(kb(), "Traceback (most recent call last):\n  File \"/a.py\", line"));
+}
+
+}  // namespace
