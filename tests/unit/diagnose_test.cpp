@@ -152,6 +152,13 @@ TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashin
   const Diagnosis line = diagnose(kb(), std::string(4 << 20, 'x'));
   EXPECT_FALSE(line.recognised());
   EXPECT_LE(line.error.message.size(), kMaxErrorBytes);
+  // One 1 MiB line of random words, no newline, no error (generated here
+  // rather than kept in the corpus).
+  std::string words;
+  while (words.size() < (1u << 20)) words += std::to_string(random()) + (random() % 7 ? "x " : " ");
+  const Diagnosis long_line = diagnose(kb(), words);
+  EXPECT_FALSE(long_line.recognised());
+  EXPECT_LE(long_line.error.message.size(), kMaxErrorBytes);
   const Diagnosis unknown = diagnose(kb(), "KeyError: 'model'");
   EXPECT_FALSE(unknown.recognised());
   EXPECT_EQ(unknown.confidence, "none");
