@@ -1,34 +1,17 @@
 // `archfit explain` as a user runs it: text, a log file, stdin; its exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
+
+#include "run_archfit.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-CommandResult run(const std::string& arguments) {
-  CommandResult result;
-  const std::string command = std::string(ARCHFIT_CLI) + " explain " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return result;
-  std::array<char, 4096> buffer{};
-  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-    result.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return result;
-}
+CommandResult run(const std::string& arguments) { return run_archfit("explain " + arguments); }
 
 const std::string kCorpus = std::string(ARCHFIT_TEST_DATA_DIR) + "/errors/";
 

@@ -1,25 +1,19 @@
 // `archfit jit compile` and `archfit cache`, run as a user runs them, with the
 // cache in a scratch directory and the NVRTC of the local toolkit.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "run_archfit.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
 
 class CliJit : public ::testing::Test {
  protected:
@@ -40,17 +34,8 @@ class CliJit : public ::testing::Test {
 
   // stderr joins stdout so failures show in the log; the cache is private.
   CommandResult run(const std::string& arguments, const std::string& environment = "") const {
-    CommandResult result;
-    const std::string command = environment + "ARCHFIT_CACHE_DIR='" + (dir_ / "cache").string() +
-                                "' " + ARCHFIT_CLI + " " + arguments + " 2>&1";
-    FILE* pipe = ::popen(command.c_str(), "r");
-    if (!pipe) return result;
-    std::array<char, 4096> buffer{};
-    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-      result.out.append(buffer.data(), n);
-    const int status = ::pclose(pipe);
-    result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
+    return run_archfit_with(environment + "ARCHFIT_CACHE_DIR='" + (dir_ / "cache").string() + "' ",
+                            arguments);
   }
 
   fs::path dir_;

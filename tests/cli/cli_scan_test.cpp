@@ -1,41 +1,17 @@
 #include <gtest/gtest.h>
-#include <sys/wait.h>
+#include <unistd.h>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "run_archfit.hpp"
 #include "wheel_builder.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct CommandResult {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs the archfit command with `arguments` (already shell-quoted) and
-// captures stdout; stderr goes to stdout too so failures show in the test log.
-// `environment`: assignments put before the command, e.g. "VAR=value ".
-CommandResult run_archfit_with(const std::string& environment, const std::string& arguments) {
-  CommandResult run;
-  const std::string command = environment + std::string(ARCHFIT_CLI) + " " + arguments + " 2>&1";
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  std::array<char, 4096> buffer{};
-  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
-    run.out.append(buffer.data(), n);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
-
-CommandResult run_archfit(const std::string& arguments) { return run_archfit_with("", arguments); }
 
 std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
