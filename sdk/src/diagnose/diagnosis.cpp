@@ -142,8 +142,8 @@ std::optional<Culprit> named_component(const kb::KnowledgeBase& kb, const ErrorT
     const size_t begin = at + marker.size();
     const size_t end = context.find('/', begin);
     if (end == std::string::npos || end - begin > 100) continue;
-    Frame frame{context.substr(0, end + 1), 0, ""};
-    frame.file = "/" + std::string(marker) + context.substr(begin, end - begin) + "/";
+    // The package's directory, as a frame would name it.
+    const Frame frame{"/" + std::string(marker) + context.substr(begin, end - begin) + "/", 0, ""};
     if (auto culprit = component_of(frame, &kb)) {
       culprit->path.clear();
       culprit->why = "the text around the error shows a path in " + culprit->name;

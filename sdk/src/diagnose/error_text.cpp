@@ -93,6 +93,19 @@ bool ends_message(std::string_view line) {
                      [&](std::string_view host) { return line.starts_with(host); });
 }
 
+// Moves the "Type" of an exception line `line` (the first line of
+// error.message) from the message into error.exception_type. With
+// `named_like_one`, only a name ending in Error, Exception or Warning counts.
+void take_exception_type(std::string_view line, bool named_like_one, ErrorText& error) {
+  std::string type, first;
+  if (!split_exception(line, type, first)) return;
+  if (named_like_one && !type.ends_with("Error") && !type.ends_with("Exception") &&
+      !type.ends_with("Warning"))
+    return;
+  error.exception_type = std::move(type);
+  error.message = first + error.message.substr(line.size());
+}
+
 // The message's lines from `at`: the first and those that continue it.
 size_t read_message(std::string_view text, size_t at, std::string& message) {
   size_t next = at;
@@ -132,15 +145,10 @@ ErrorText from_traceback(std::string_view input, size_t start) {
     if (auto frame = parse_frame(line)) {
       error.frames.push_back(std::move(*frame));
     } else if (!indented(line) && !trim(line).empty()) {
-      // The exception line ("Type: message"), then the lines that continue it.
-      std::string message;
-      const size_t end = read_message(input, next + (line.data() - input.data() - next), message);
-      std::string type, first;
-      if (split_exception(line, type, first)) {
-        error.exception_type = std::move(type);
-        message = first + message.substr(line.size());
-      }
-      error.message = std::move(message);
+      // The exception line ("Type: message"), past any log prefix, then the
+      // lines that continue it.
+      const size_t end = read_message(input, line.data() - input.data(), error.message);
+      take_exception_type(line, /*named_like_one=*/false, error);
       error.context = context_of(input, start, end);
       return error;
     }
@@ -205,15 +213,15 @@ bool reads_like_error(std::string_view line) {
 
 ErrorText find_last_error(std::string_view input) {
   if (trim(input).empty()) return {};
-  const size_t traceback = input.rfind(kTraceback);
-  const size_t report = input.rfind(kReport);
   // A report is the error's own summary; a traceback after it is in its
   // attached logs.
-  if (report != std::string_view::npos) return from_report(input, report);
-  if (traceback != std::string_view::npos) return from_traceback(input, traceback);
+  if (const size_t report = input.rfind(kReport); report != std::string_view::npos)
+    return from_report(input, report);
+  if (const size_t traceback = input.rfind(kTraceback); traceback != std::string_view::npos)
+    return from_traceback(input, traceback);
 
   // No traceback: the last line that reads like an error, with its
-  // continuation; else, for a short input, all of it.
+  // continuation; else the input's end.
   size_t end = input.size();
   while (end > 0) {
     const size_t begin = end >= 2 ? input.rfind('\n', end - 2) : std::string_view::npos;
@@ -225,12 +233,8 @@ ErrorText find_last_error(std::string_view input) {
       error.kind = at == 0 && input.find('\n', at) >= input.size() - 1 ? "message" : "log";
       error.offset = at;
       const size_t message_end = read_message(input, at, error.message);
-      std::string type, first;
-      if (split_exception(line, type, first) &&
-          (type.ends_with("Error") || type.ends_with("Exception") || type.ends_with("Warning"))) {
-        error.exception_type = type;
-        error.message = first + error.message.substr(line.size());
-      }
+      // A log line's "Name: …" is an exception only when named like one.
+      take_exception_type(line, /*named_like_one=*/true, error);
       error.context = context_of(input, at, message_end);
       return error;
     }

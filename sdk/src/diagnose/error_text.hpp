@@ -27,10 +27,11 @@ struct ErrorText {
   size_t offset = 0;           // where the error starts in the input
 };
 
-// The last error in `input`: the last Python traceback; else the last
-// ComfyUI Error Report; else the last line that reads like an error (with
-// the lines that continue it). Linear in the input's size; reads at most
-// kMaxErrorBytes around the error.
+// The last error in `input`: the last ComfyUI Error Report (the error's own
+// summary; tracebacks after it are in its attached logs); else the last
+// Python traceback; else the last line that reads like an error, with the
+// lines that continue it; else the input's last 4 KB. Linear in the input's
+// size; reads at most kMaxErrorBytes around the error.
 ErrorText find_last_error(std::string_view input);
 
 inline constexpr size_t kMaxErrorBytes = 64 * 1024;

@@ -2,7 +2,6 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
 #include <nlohmann/json.hpp>
 
 #include "jit/cache/cache_key.hpp"
@@ -112,9 +111,7 @@ const Nvrtc& LazyNvrtc::load_locked() {
   return *nvrtc_;
 }
 
-void LazyNvrtc::record(const KernelCache& images, const NvrtcFacts& facts) {
-  KernelCache records(record_cache_options(images));
-  const std::string key = record_key();
+void LazyNvrtc::record(KernelCache& records, const std::string& key, const NvrtcFacts& facts) {
   records.discard(key);
   records.get_or_build(key, [&] { return encode(facts); });
 }
@@ -136,7 +133,7 @@ NvrtcFacts LazyNvrtc::facts(const KernelCache& images) {
     // Unreadable, or its library was replaced in place: load and record anew.
     facts_ = facts_of(load_locked());
     from_record_ = false;
-    record(images, *facts_);
+    record(records, key, *facts_);
   }
   return *facts_;
 }
@@ -149,7 +146,8 @@ const Nvrtc& LazyNvrtc::loaded(const KernelCache& images) {
     const std::string recorded = facts_->description;
     facts_ = actual;
     from_record_ = false;
-    record(images, actual);
+    KernelCache records(record_cache_options(images));
+    record(records, record_key(), actual);
     throw StaleNvrtcFacts("the NVRTC discovery record described " + recorded + ", but " +
                           actual.description + " loaded; the record is replaced");
   }

@@ -78,7 +78,9 @@ class LazyNvrtc {
 
  private:
   std::string record_key() const;
-  void record(const KernelCache& images, const NvrtcFacts& facts);
+  // Replaces the record under `key` (record_key(), which stats every
+  // searched directory: computed once per caller) with `facts`.
+  void record(KernelCache& records, const std::string& key, const NvrtcFacts& facts);
   const Nvrtc& load_locked();
 
   NvrtcSearch search_;
