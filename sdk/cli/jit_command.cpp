@@ -122,21 +122,13 @@ int JitCommand::run() const {
     jit::KernelCache cache(jit::KernelCache::options_from_environment());
     // NVRTC is known by its recorded facts and loaded only on a miss.
     jit::LazyNvrtc nvrtc(jit::default_nvrtc_search());
-    std::optional<jit::CachedCompile> compiled_now;
-    for (int attempt = 0; !compiled_now; ++attempt) {
-      const jit::NvrtcFacts facts = nvrtc.facts(cache);
-      if (const std::string known = supported_list(facts.supported_archs, arch_); !known.empty()) {
-        std::cerr << "archfit jit compile: " << facts.description << " cannot compile for "
-                  << arch_ << "; it knows " << known << '\n';
-        return 2;
-      }
-      try {
-        compiled_now = jit::compile_cached(nvrtc, cache, request);
-      } catch (const jit::StaleNvrtcFacts&) {
-        if (attempt > 0) throw;
-      }
-    }
-    const jit::CachedCompile& compiled = *compiled_now;
+    const jit::CachedCompile compiled = jit::compile_cached(
+        nvrtc, cache, request, [&](const jit::NvrtcFacts& facts, jit::CompileRequest&) {
+          if (const std::string known = supported_list(facts.supported_archs, arch_);
+              !known.empty())
+            throw jit::NoTargetError(facts.description + " cannot compile for " + arch_ +
+                                     "; it knows " + known);
+        });
     const std::string nvrtc_description = nvrtc.facts(cache).description;
     const bool nvrtc_loaded = nvrtc.is_loaded();
 

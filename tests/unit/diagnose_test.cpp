@@ -141,6 +141,19 @@ TEST(DiagnoseText, ACudaErrorNumberAloneIsRecognisedWithMediumConfidence) {
   EXPECT_EQ(d.confidence, "medium");
 }
 
+TEST(DiagnoseText, ATracebackGivenApartNamesTheComponentOfTheMessage) {
+  DiagnoseOptions options;
+  options.traceback =
+      "Traceback (most recent call last):\n"
+      "  File \"/v/lib/python3.12/site-packages/bitsandbytes/functional.py\", line 9, in f\n"
+      "    g()\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+  const Diagnosis d = diagnose(kb(), "the op failed", options);
+  EXPECT_EQ(d.category, "no-kernel-image");
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->name, "bitsandbytes");
+}
+
 TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashing) {
   EXPECT_FALSE(diagnose(kb(), "").recognised());
   EXPECT_FALSE(diagnose(kb(), "\n\n  \n").recognised());

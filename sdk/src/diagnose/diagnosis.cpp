@@ -187,10 +187,11 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
                       "\"");
   } else if (options.cuda_error) {
     for (const auto& candidate : kb.error_signatures()) {
-      for (const int code : candidate.cuda_errors) {
-        if (code == *options.cuda_error) signature = &candidate;
+      if (std::find(candidate.cuda_errors.begin(), candidate.cuda_errors.end(),
+                    *options.cuda_error) != candidate.cuda_errors.end()) {
+        signature = &candidate;
+        break;
       }
-      if (signature) break;
     }
     if (signature) {
       d.confidence = "medium";

@@ -165,4 +165,16 @@ CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const Compile
                          [&]() -> const Nvrtc& { return nvrtc.loaded(cache); });
 }
 
+CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, CompileRequest request,
+                             const PrepareRequest& prepare) {
+  for (int attempt = 0;; ++attempt) {
+    prepare(nvrtc.facts(cache), request);
+    try {
+      return compile_cached(nvrtc, cache, request);
+    } catch (const StaleNvrtcFacts&) {
+      if (attempt > 0) throw;  // stale twice: something keeps changing NVRTC under us
+    }
+  }
+}
+
 }  // namespace archfit::jit

@@ -2,6 +2,7 @@
 // NVRTC through the kernel cache: the key is everything that changes the
 // output (DESIGN.md decision 5), the compile runs only on a miss, and of many
 // threads or processes asking for the same key one compiles.
+#include <functional>
 #include <string>
 
 #include "jit/cache/kernel_cache.hpp"
@@ -36,5 +37,14 @@ CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache, const Compi
 // facts turn out stale (nothing is cached then): plan the target from the
 // new facts and call again.
 CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const CompileRequest& request);
+
+// What callers of the LazyNvrtc path use: `prepare` completes the request
+// from NVRTC's facts (the target, chiefly; it may throw, e.g. NoTargetError),
+// then the compile goes through the cache as above. When the facts turn out
+// stale, `prepare` runs again with the loaded NVRTC's facts and the compile
+// is retried once.
+using PrepareRequest = std::function<void(const NvrtcFacts&, CompileRequest&)>;
+CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, CompileRequest request,
+                             const PrepareRequest& prepare);
 
 }  // namespace archfit::jit

@@ -234,37 +234,34 @@ std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
     request.options = spec_.options;
     for (const auto& entry : spec_.entry_points)
       if (is_name_expression(entry)) request.name_expressions.push_back(entry);
-    // Planned from NVRTC's recorded facts, so that a cache hit loads no
-    // NVRTC; planned again in the rare case the record was stale.
-    std::optional<TargetPlan> planned = selection.nvrtc_target;
-    std::optional<CachedCompile> compiled;
-    for (int attempt = 0; !compiled; ++attempt) {
+    // Planned from NVRTC's recorded facts, so that a cache hit loads no NVRTC.
+    TargetPlan target;
+    const CachedCompile compiled = [&] {
       try {
-        const TargetPlan target = planned ? *planned : plan_for_device();
-        request.target = target.target;
-        compiled = compile_cached(nvrtc, cache, request);
-        report.arch = target.target;
-        report.reason = refused.empty()
-                            ? selection.reason
-                            : refused + "; compiled with NVRTC instead: " + target.reason;
-      } catch (const StaleNvrtcFacts&) {
-        if (attempt > 0) throw;
-        planned.reset();
+        return compile_cached(nvrtc, cache, request,
+                              [&](const NvrtcFacts& facts, CompileRequest& prepared) {
+                                target = plan_target(report.device_cc, facts.supported_archs,
+                                                     {facts.version});
+                                prepared.target = target.target;
+                              });
       } catch (const NoTargetError& error) {
         throw JitError(where + ": " + error.what(), /*nothing_runs=*/true);
       } catch (const NvrtcCompileError&) {
-        throw;
+        throw;  // keeps its type, and NVRTC's whole log
       } catch (const NvrtcError& error) {
         throw no_nvrtc(error);
       }
-    }
-    for (const auto& [expression, lowered] : compiled->lowered_names)
+    }();
+    report.arch = target.target;
+    report.reason = refused.empty() ? selection.reason
+                                    : refused + "; compiled with NVRTC instead: " + target.reason;
+    for (const auto& [expression, lowered] : compiled.lowered_names)
       loaded->lowered_[expression] = lowered;
     report.path = JitPath::nvrtc;
-    report.cache_hit = compiled->source != CacheSource::built;
-    report.cache_source = to_string(compiled->source);
+    report.cache_hit = compiled.source != CacheSource::built;
+    report.cache_source = to_string(compiled.source);
     report.nvrtc = nvrtc.facts(cache).description;
-    result = load_image(*compiled->image);
+    result = load_image(*compiled.image);
     if (result != CUDA_SUCCESS) {
       throw JitError(where + ": the driver refused NVRTC's " + report.arch +
                      " image: " + driver.error_text(result));
