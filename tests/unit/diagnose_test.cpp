@@ -154,6 +154,33 @@ TEST(DiagnoseText, ATracebackGivenApartNamesTheComponentOfTheMessage) {
   EXPECT_EQ(d.component->name, "bitsandbytes");
 }
 
+TEST(DiagnoseText, DockerComposePrefixesLeaveEveryLineOfTheMessage) {
+  const std::string traceback =
+      "comfyui-1  | Traceback (most recent call last):\n"
+      "comfyui-1  |   File \"/opt/conda/lib/python3.11/site-packages/torch/nn/x.py\", line 5, "
+      "in f\n"
+      "comfyui-1  |     g()\n"
+      "comfyui-1  | RuntimeError: CUDA error: no kernel image is available for execution on the "
+      "device\n"
+      "comfyui-1  | CUDA kernel errors might be asynchronously reported at some other API call\n"
+      "comfyui-1 exited with code 1\n";
+  const Diagnosis d = diagnose(kb(), traceback);
+  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(d.error.exception_type, "RuntimeError");
+  EXPECT_EQ(d.error.message,
+            "CUDA error: no kernel image is available for execution on the device\n"
+            "CUDA kernel errors might be asynchronously reported at some other API call");
+  // A log line with no traceback: the prefix is not taken for an exception type.
+  const Diagnosis line = diagnose(
+      kb(), "comfyui-1  | starting\ncomfyui-1  | RuntimeError: CUDA error: no kernel image is "
+            "available for execution on the device\ncomfyui-1  | Compile with "
+            "`TORCH_USE_CUDA_DSA` to enable device-side assertions.\n");
+  EXPECT_EQ(line.error.kind, "log");
+  EXPECT_EQ(line.error.exception_type, "RuntimeError");
+  EXPECT_EQ(line.error.message.find("comfyui-1"), std::string::npos) << line.error.message;
+  EXPECT_NE(line.error.message.find("\nCompile with"), std::string::npos) << line.error.message;
+}
+
 TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashing) {
   EXPECT_FALSE(diagnose(kb(), "").recognised());
   EXPECT_FALSE(diagnose(kb(), "\n\n  \n").recognised());

@@ -106,14 +106,43 @@ void take_exception_type(std::string_view line, bool named_like_one, ErrorText& 
   error.message = first + error.message.substr(line.size());
 }
 
-// The message's lines from `at`: the first and those that continue it.
-size_t read_message(std::string_view text, size_t at, std::string& message) {
+// The length of a docker compose prefix on a log line ("comfyui-1  | "):
+// a service name, spaces, a bar and a space; 0 when the line has none.
+size_t compose_prefix_length(std::string_view line) {
+  size_t at = 0;
+  while (at < line.size() && at < 64 &&
+         (std::isalnum(static_cast<unsigned char>(line[at])) || line[at] == '-' ||
+          line[at] == '_' || line[at] == '.'))
+    ++at;
+  const size_t name_end = at;
+  while (at < line.size() && line[at] == ' ') ++at;
+  if (name_end == 0 || at == name_end || at + 1 >= line.size() || line[at] != '|' ||
+      line[at + 1] != ' ')
+    return 0;
+  return at + 2;
+}
+
+// The message's lines from `at`: the first and those that continue it. A
+// continuation line loses `prefix` (what the log writes before every line),
+// as the first line already has.
+size_t read_message(std::string_view text, size_t at, std::string& message,
+                    std::string_view prefix = {}) {
   size_t next = at;
   for (size_t lines = 0; next < text.size() && lines < kMaxMessageLines; ++lines) {
     size_t after = 0;
-    const std::string_view line = line_at(text, next, after);
-    if (lines > 0 && ends_message(line)) break;
-    if (lines > 0) message += '\n';
+    std::string_view line = line_at(text, next, after);
+    if (lines > 0) {
+      if (!prefix.empty() && line.starts_with(prefix)) {
+        line.remove_prefix(prefix.size());
+      } else if (!prefix.empty() && compose_prefix_length(prefix) == prefix.size()) {
+        // Docker compose writes its prefix before every line of a container:
+        // a line without it ("comfyui-1 exited with code 1") is not the
+        // message's.
+        break;
+      }
+      if (ends_message(line)) break;
+      message += '\n';
+    }
     message += std::string(line);
     next = after;
   }
@@ -147,7 +176,8 @@ ErrorText from_traceback(std::string_view input, size_t start) {
     } else if (!indented(line) && !trim(line).empty()) {
       // The exception line ("Type: message"), past any log prefix, then the
       // lines that continue it.
-      const size_t end = read_message(input, line.data() - input.data(), error.message);
+      const size_t end =
+          read_message(input, line.data() - input.data(), error.message, prefix);
       take_exception_type(line, /*named_like_one=*/false, error);
       error.context = context_of(input, start, end);
       return error;
@@ -227,12 +257,15 @@ ErrorText find_last_error(std::string_view input) {
     const size_t begin = end >= 2 ? input.rfind('\n', end - 2) : std::string_view::npos;
     const size_t at = begin == std::string_view::npos ? 0 : begin + 1;
     size_t next = 0;
-    const std::string_view line = line_at(input, at, next);
+    std::string_view line = line_at(input, at, next);
     if (reads_like_error(line)) {
       ErrorText error;
       error.kind = at == 0 && input.find('\n', at) >= input.size() - 1 ? "message" : "log";
       error.offset = at;
-      const size_t message_end = read_message(input, at, error.message);
+      const std::string_view prefix = line.substr(0, compose_prefix_length(line));
+      line.remove_prefix(prefix.size());
+      const size_t message_end =
+          read_message(input, at + prefix.size(), error.message, prefix);
       // A log line's "Name: …" is an exception only when named like one.
       take_exception_type(line, /*named_like_one=*/true, error);
       error.context = context_of(input, at, message_end);
