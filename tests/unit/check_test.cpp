@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 #include "check/report_json.hpp"
+#include "fixture_site.hpp"
 #include "saved_env.hpp"
 
 namespace fs = std::filesystem;
@@ -29,10 +31,9 @@ class CheckTest : public ::testing::Test {
     if (!fs::exists(fixtures / "sm_86_sm_89.so") || !fs::exists(fixtures / "compute_90.so")) {
       GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures;
     }
-    site_ = fs::temp_directory_path() /
-            ("archfit_check_" + std::to_string(::getpid()) + "_" +
-             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(site_);
+    site_dir_ = std::make_unique<archfit::testing::FixtureSite>(
+        std::string("check_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    site_ = site_dir_->root();
     install("torch", "2.5.1+cu124", {{"torch/lib/libtorch_cuda.so", fixtures / "sm_86_sm_89.so"}});
     write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n");
     install("fastops", "1.0", {{"fastops/_C.so", fixtures / "compute_90.so"}});
@@ -40,22 +41,12 @@ class CheckTest : public ::testing::Test {
     options_.libcuda =
         site_ / "no-driver-here" / "libcuda.so.1";  // this machine's GPU must not matter
   }
-  void TearDown() override { fs::remove_all(site_); }
   void write(const std::string& relative, const std::string& text) {
-    fs::create_directories((site_ / relative).parent_path());
-    std::ofstream(site_ / relative) << text;
+    site_dir_->write(relative, text);
   }
   void install(const std::string& name, const std::string& version,
                const std::vector<std::pair<std::string, fs::path>>& files) {
-    std::string record;
-    for (const auto& [relative, source] : files) {
-      fs::create_directories((site_ / relative).parent_path());
-      fs::copy_file(source, site_ / relative);
-      record += relative + ",,\n";
-    }
-    write(name + "-" + version + ".dist-info/METADATA",
-          "Name: " + name + "\nVersion: " + version + "\n");
-    write(name + "-" + version + ".dist-info/RECORD", record);
+    site_dir_->install(name, version, files);
   }
   const archfit::check::ComponentResult& component(const archfit::check::CheckReport& report,
                                                    const std::string& name) {
@@ -66,6 +57,7 @@ class CheckTest : public ::testing::Test {
     static archfit::check::ComponentResult none;
     return none;
   }
+  std::unique_ptr<archfit::testing::FixtureSite> site_dir_;
   fs::path site_;
   CheckOptions options_;
 };

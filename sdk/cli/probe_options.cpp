@@ -1,0 +1,68 @@
+#include "probe_options.hpp"
+
+#include "env/python_locate.hpp"
+
+namespace archfit::cli {
+
+namespace fs = std::filesystem;
+
+void ProbeOptions::add_to(CLI::App& command) {
+  command.add_option("--gpu", gpus,
+                     "Judge against this GPU instead of the real ones: \"RTX 5090\", B200, "
+                     "sm_120, 12.0; repeat it for a machine with several");
+  command.add_option("--driver", driver, "Assume this NVIDIA driver release, e.g. 570.86");
+  command.add_option("--site-packages", site_packages, "A Python site-packages directory")
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--venv", venvs, "A virtual environment")->check(CLI::ExistingDirectory);
+  command.add_option("--custom-nodes", custom_nodes, "ComfyUI's custom_nodes directory")
+      ->check(CLI::ExistingDirectory);
+  command.add_option("--python", python,
+                     "A Python interpreter: its sys.path is asked once (nothing is imported)");
+  command
+      .add_option("--comfyui", comfyui,
+                  "A ComfyUI folder (or the portable build's): its venv and custom_nodes")
+      ->check(CLI::ExistingDirectory);
+  command
+      .add_option("--wheel", wheels,
+                  "A .whl file: judge its libraries as they are, without installing it")
+      ->check(CLI::ExistingFile);
+  command.add_option("--kb", kb,
+                     "Knowledge-base directory (default: ARCHFIT_KB_DIR, then the built-in one)");
+  command.add_option("--threads", threads, "Worker threads (default: one per CPU)");
+}
+
+bool ProbeOptions::any() const {
+  return !gpus.empty() || !driver.empty() || !site_packages.empty() || !venvs.empty() ||
+         !custom_nodes.empty() || !python.empty() || !comfyui.empty() || !wheels.empty();
+}
+
+check::CheckOptions ProbeOptions::check_options(const std::string& command,
+                                                std::ostream& warnings) const {
+  check::CheckOptions options;
+  options.gpus = gpus;
+  if (!driver.empty()) options.driver = driver;
+  for (const auto& dir : site_packages) options.site_packages.emplace_back(dir);
+  for (const auto& venv : venvs) {
+    for (auto& dir : env::site_packages_of_venv(venv)) options.site_packages.push_back(std::move(dir));
+  }
+  if (!python.empty()) {
+    for (auto& dir : env::site_packages_of_python(python))
+      options.site_packages.push_back(std::move(dir));
+  }
+  if (!comfyui.empty()) {
+    const env::ComfyuiInstall install = env::locate_comfyui(comfyui);
+    options.custom_nodes = install.custom_nodes;
+    if (install.site_packages.empty() && python.empty() && venvs.empty()) {
+      warnings << command << ": no venv or python_embeded found beside " << install.root.string()
+               << "; checking custom_nodes only (give --python or --venv for its packages)\n";
+    }
+    for (const auto& dir : install.site_packages) options.site_packages.push_back(dir);
+  }
+  if (!custom_nodes.empty()) options.custom_nodes = fs::path(custom_nodes);
+  for (const auto& wheel : wheels) options.wheels.emplace_back(wheel);
+  if (!kb.empty()) options.kb_dir = fs::path(kb);
+  options.threads = threads;
+  return options;
+}
+
+}  // namespace archfit::cli
