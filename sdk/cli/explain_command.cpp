@@ -6,8 +6,11 @@
 #include <iostream>
 #include <sstream>
 
+#include "check/check.hpp"
+#include "check/report_json.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "kb/knowledge_base.hpp"
+#include "progress_line.hpp"
 
 namespace archfit::cli {
 
@@ -21,8 +24,44 @@ void ExplainCommand::add_to(CLI::App& app) {
                        "A log or traceback file: its last error is explained (- for stdin)");
   explain_->add_option("--cuda-error", cuda_error_,
                        "The CUDA error number, when known (209: no kernel image)");
-  explain_->add_option("--kb", kb_, "Knowledge-base directory (default: the installed one)");
+  explain_->add_option("--report", report_,
+                       "A saved `archfit check --json` report of the environment the error "
+                       "came from: the error is weighed against it");
+  probe_.add_to(*explain_);
+  add_progress_flags(*explain_, progress_, no_progress_);
   explain_->add_flag("--json", json_, "Print the diagnosis as JSON (archfit.diagnosis/1)");
+}
+
+std::optional<diagnose::Environment> ExplainCommand::environment() const {
+  if (!report_.empty()) {
+    if (probe_.any())
+      throw std::runtime_error(
+          "--report and the probe options (--gpu, --venv, --comfyui, …) both describe the "
+          "environment: give one");
+    std::ifstream in(report_, std::ios::binary);
+    if (!in) throw std::runtime_error("--report " + report_ + ": cannot read it");
+    nlohmann::json document;
+    try {
+      document = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception& error) {
+      throw std::runtime_error("--report " + report_ + ": not JSON (" + error.what() + ")");
+    }
+    try {
+      return diagnose::read_environment(document, report_);
+    } catch (const diagnose::EnvironmentError& error) {
+      throw std::runtime_error("--report " + report_ + ": " + error.what());
+    }
+  }
+  if (!probe_.any()) return std::nullopt;
+  check::CheckOptions options = probe_.check_options("archfit explain", std::cerr);
+  options.probe_only_when_nothing_to_scan = true;
+  check::CheckReport report;
+  {
+    ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
+    options.on_progress = progress.callback();
+    report = check::run_check(options);
+  }
+  return diagnose::read_environment(check::check_document(report), "archfit check");
 }
 
 bool ExplainCommand::chosen() const { return explain_ && explain_->parsed(); }
@@ -55,10 +94,18 @@ int ExplainCommand::run() const {
     text = content.str();
   }
 
+  std::optional<diagnose::Environment> environment;
+  try {
+    environment = this->environment();
+  } catch (const std::runtime_error& error) {  // CheckError, LocateError and --report's
+    std::cerr << "archfit explain: " << error.what() << '\n';
+    return 2;
+  }
   const kb::KnowledgeBase kb = kb::load_knowledge_base(
-      kb::resolve_kb_dir(kb_.empty() ? std::nullopt : std::optional<fs::path>(kb_)));
+      kb::resolve_kb_dir(probe_.kb.empty() ? std::nullopt : std::optional<fs::path>(probe_.kb)));
   diagnose::DiagnoseOptions options;
   options.cuda_error = cuda_error_;
+  if (environment) options.environment = &*environment;
   const diagnose::Diagnosis diagnosis = diagnose::diagnose(kb, text, options);
   if (json_) {
     // Text from a log need not be UTF-8; JSON must be.

@@ -2,12 +2,17 @@
 // `archfit explain [TEXT…] [--file LOG] [--cuda-error N] [--json]`: the cause
 // of a CUDA failure, the component behind it and the fix, from an error
 // message, a traceback, or a whole ComfyUI/InvokeAI log (its last error).
-// Reads stdin when given neither text nor a file. Exit 0 when the error is
-// recognised, 1 when it is not, 2 when archfit could not run.
+// Reads stdin when given neither text nor a file. With check's probe options
+// (--gpu, --venv, --comfyui, …) or a saved check (--report), the error is
+// weighed against that environment. Exit 0 when the error is recognised, 1
+// when it is not, 2 when archfit could not run.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
+
+#include "diagnose/environment.hpp"
+#include "probe_options.hpp"
 
 namespace archfit::cli {
 
@@ -18,12 +23,20 @@ class ExplainCommand {
   int run() const;
 
  private:
+  // The environment to weigh the error against: --report's, else a check run
+  // with the probe options; nullopt when neither was given. Throws
+  // std::runtime_error (and the check's errors) with a message for the user.
+  std::optional<diagnose::Environment> environment() const;
+
   CLI::App* explain_ = nullptr;
   std::vector<std::string> words_;
   std::string file_;
-  std::string kb_;
   std::optional<int> cuda_error_;
+  ProbeOptions probe_;
+  std::string report_;
   bool json_ = false;
+  bool progress_ = false;
+  bool no_progress_ = false;
 };
 
 }  // namespace archfit::cli

@@ -246,6 +246,7 @@ CheckReport run_check(const CheckOptions& options) {
     if (wheel.torch && torch_cuda.empty()) torch_cuda = wheel.torch->cuda;
   }
   roots.insert(roots.end(), options.paths.begin(), options.paths.end());
+  if (roots.empty() && options.probe_only_when_nothing_to_scan) return report;  // verdict unknown
   if (roots.empty())
     throw CheckError(
         "nothing to check: give --site-packages DIR, --venv DIR, --custom-nodes DIR, --wheel FILE "

@@ -38,6 +38,10 @@ struct CheckOptions {
   // --confirm: ask the real driver to load one container of each judged
   // binary on each real GPU, and say where it disagrees with the verdict.
   bool confirm = false;
+  // Given nothing to scan, report the devices and driver alone (verdict
+  // unknown) instead of failing: `archfit explain --gpu sm_120` weighs an
+  // error against a GPU without an environment.
+  bool probe_only_when_nothing_to_scan = false;
 };
 
 struct DeviceInfo {

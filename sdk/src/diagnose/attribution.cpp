@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 #include "kb/knowledge_base.hpp"
@@ -75,16 +76,16 @@ bool passes_through(const std::string& name) {
 std::optional<Culprit> component_of(const Frame& frame, const kb::KnowledgeBase* kb) {
   const std::string path = forward_slashes(frame.file);
   if (const std::string pack = after(path, "/custom_nodes/"); !pack.empty())
-    return Culprit{pack, "custom_node", frame.file, ""};
+    return Culprit(pack, "custom_node", frame.file);
   for (const std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
     if (const std::string package = after(path, marker); !package.empty())
-      return Culprit{distribution_of(package, kb), "distribution", frame.file, ""};
+      return Culprit(distribution_of(package, kb), "distribution", frame.file);
   }
   // A source build (pip install of a checkout): the project's setup.py.
   if (path.ends_with("/setup.py")) {
     const std::string project = fs_parent_name(path);
     if (!project.empty())
-      return Culprit{distribution_of(project, kb), "distribution", frame.file, ""};
+      return Culprit(distribution_of(project, kb), "distribution", frame.file);
   }
   return std::nullopt;
 }
@@ -109,6 +110,50 @@ std::optional<Culprit> attribute(const std::vector<Frame>& frames, const kb::Kno
     return culprit;
   }
   return torch;
+}
+
+namespace {
+
+// PEP 503: lower case, and every run of "-", "_" and "." one "-".
+std::string normalised(std::string_view name) {
+  std::string out;
+  for (const char c : name) {
+    if (c == '-' || c == '_' || c == '.') {
+      if (out.empty() || out.back() != '-') out += '-';
+    } else {
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+bool same_component(std::string_view a, std::string_view b) {
+  return normalised(a) == normalised(b);
+}
+
+std::string installed_version(const Culprit& culprit) {
+  if (culprit.kind != "distribution" || culprit.path.empty()) return {};
+  const std::string path = forward_slashes(culprit.path);
+  for (const std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
+    const size_t at = path.rfind(marker);
+    if (at == std::string::npos) continue;
+    const std::filesystem::path site = path.substr(0, at + marker.size());
+    std::error_code error;
+    // "xformers-0.0.28.post1.dist-info": the name, as pip writes it, then the version.
+    for (std::filesystem::directory_iterator entry(site, error), end; !error && entry != end;
+         entry.increment(error)) {
+      const std::string name = entry->path().filename().string();
+      if (!name.ends_with(".dist-info")) continue;
+      const size_t dash = name.find('-');
+      if (dash == std::string::npos) continue;
+      if (same_component(name.substr(0, dash), culprit.name))
+        return name.substr(dash + 1, name.size() - dash - 1 - std::string_view(".dist-info").size());
+    }
+    return {};
+  }
+  return {};
 }
 
 }  // namespace archfit::diagnose

@@ -6,6 +6,7 @@
 
 #include "compat/arch.hpp"
 #include "kb/knowledge_base.hpp"
+#include "weigh.hpp"
 
 namespace archfit::diagnose {
 
@@ -129,8 +130,7 @@ std::optional<Culprit> named_component(const kb::KnowledgeBase& kb, const ErrorT
   const std::string message = squeezed(error.message);
   for (const auto& component : kb.components()) {
     if (message.find(squeezed(component.name)) != std::string::npos)
-      return Culprit{component.name, "distribution", "",
-                     "the message names " + component.name};
+      return Culprit(component.name, "distribution", "", "the message names " + component.name);
   }
   // A traceback's frames have had their say; another error's frames may be
   // in the text before it.
@@ -152,11 +152,11 @@ std::optional<Culprit> named_component(const kb::KnowledgeBase& kb, const ErrorT
   }
   if (error.exception_type.starts_with("torch.") ||
       error.message.find("CUDA error:") != std::string::npos)
-    return Culprit{"torch", "distribution", "", "the error is PyTorch's own (" +
-                                                    (error.exception_type.empty()
-                                                         ? std::string("\"CUDA error: …\"")
-                                                         : error.exception_type) +
-                                                    ")"};
+    return Culprit("torch", "distribution", "",
+                   "the error is PyTorch's own (" +
+                       (error.exception_type.empty() ? std::string("\"CUDA error: …\"")
+                                                     : error.exception_type) +
+                       ")");
   return std::nullopt;
 }
 
@@ -199,7 +199,16 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
     }
   }
 
+  if (signature) d.category = signature->category;
+  if (options.environment) weigh(d, *options.environment);
+  if (d.component && d.component->version.empty())
+    d.component->version = installed_version(*d.component);
+
   if (!signature) {
+    if (d.environment)
+      d.notes.push_back("the environment: " + (d.environment->evidence.empty()
+                                                   ? std::string("nothing to add")
+                                                   : d.environment->evidence.front()));
     if (!d.error.exception_type.empty())
       d.notes.push_back("the error is a " + d.error.exception_type +
                         ", which archfit does not know as a CUDA failure");
@@ -212,10 +221,10 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
           "your GPU");
     return d;
   }
-  d.category = signature->category;
   d.explanation = fill_sm(signature->explanation, d.sm);
   d.source = signature->provenance.source;
-  d.fix = component_steps(kb, d);
+  if (d.environment) d.fix = d.environment->fix;
+  if (d.fix.empty()) d.fix = component_steps(kb, d);
   for (const auto& step : signature->fix) d.fix.push_back(fill_sm(step, d.sm));
   if (d.category == "async-error") {
     d.fix.insert(d.fix.begin(), "Rerun with: " + launch_blocking_command(d.error));
@@ -235,8 +244,15 @@ nlohmann::json to_json(const Diagnosis& d) {
   if (d.component)
     component = {{"name", d.component->name},
                  {"kind", d.component->kind},
+                 {"version", d.component->version},
                  {"path", d.component->path},
                  {"why", d.component->why}};
+  nlohmann::json environment = nullptr;
+  if (d.environment)
+    environment = {{"verdict", d.environment->verdict},
+                   {"evidence", d.environment->evidence},
+                   {"source", d.environment->source},
+                   {"devices", d.environment->devices}};
   return {{"schema", kDiagnosisSchema},
           {"category", d.category},
           {"recognised", d.recognised()},
@@ -248,6 +264,7 @@ nlohmann::json to_json(const Diagnosis& d) {
           {"source", d.source},
           {"sm", d.sm},
           {"notes", d.notes},
+          {"environment", environment},
           {"error",
            {{"kind", d.error.kind},
             {"exception_type", d.error.exception_type},
@@ -270,9 +287,17 @@ std::string to_text(const Diagnosis& d) {
            first_line + "\n";
   }
   if (d.component)
-    out += "component  " + d.component->name + " (" + d.component->kind + ")\n           " +
-           d.component->why + "\n";
+    out += "component  " + d.component->name +
+           (d.component->version.empty() ? "" : " " + d.component->version) + " (" +
+           d.component->kind + ")\n           " + d.component->why + "\n";
   if (!d.explanation.empty()) out += "why        " + d.explanation + "\n";
+  if (d.environment) {
+    // "checked    confirms: xformers 0.0.28.post1 has SASS up to sm_90 …".
+    out += "checked    " + d.environment->verdict + " (" + d.environment->source + ")";
+    for (size_t i = 0; i < d.environment->evidence.size(); ++i)
+      out += (i == 0 ? ": " : "\n           ") + d.environment->evidence[i];
+    out += "\n";
+  }
   for (size_t i = 0; i < d.fix.size(); ++i)
     out += (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " + d.fix[i] + "\n";
   for (const auto& note : d.notes) out += "note       " + note + "\n";

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "attribution.hpp"
+#include "environment.hpp"
 #include "error_text.hpp"
 
 namespace archfit::kb {
@@ -23,6 +24,23 @@ inline constexpr std::string_view kDiagnosisSchema = "archfit.diagnosis/1";
 struct DiagnoseOptions {
   std::string traceback;            // given apart from the error text; appended to it
   std::optional<int> cuda_error;    // a cudaError_t / CUresult number, when the caller has one
+  // The environment the error came from, as a check saw it; nullptr: the
+  // text alone.
+  const Environment* environment = nullptr;
+};
+
+// What the environment says of the cause (weigh.hpp).
+struct EnvironmentFinding {
+  // "confirms": the check finds what the error says (the component has no
+  // code for the GPU, the driver is too old, …); "refutes": it finds the
+  // opposite; "inconclusive": it cannot tell.
+  std::string verdict = "inconclusive";
+  std::vector<std::string> evidence;  // sentences, the decisive one first
+  std::string source;                 // "archfit check", or the report's path
+  std::vector<std::string> devices;   // "GeForce RTX 5090 (sm_120, simulated)"
+  // The check's own fixes for what it finds failing (exact for the installed
+  // versions and every GPU); they lead Diagnosis::fix.
+  std::vector<std::string> fix;
 };
 
 struct Diagnosis {
@@ -38,6 +56,7 @@ struct Diagnosis {
   std::string source;   // where the signature's facts come from
   std::string sm;       // "sm_120" when the text names the GPU's arch; else ""
   std::vector<std::string> notes;  // what else the text tells
+  std::optional<EnvironmentFinding> environment;  // with DiagnoseOptions::environment only
   ErrorText error;
 
   bool recognised() const { return category != "not-recognised"; }
@@ -46,10 +65,12 @@ struct Diagnosis {
 Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
                    const DiagnoseOptions& options = {});
 
-// {"schema": "archfit.diagnosis/1", "category", "confidence", "component":
-// {"name", "kind", "path", "why"} | null, "explanation", "fix": [], "matched",
-// "source", "sm", "notes": [], "error": {"kind", "exception_type", "message",
-// "frames": [{"file", "line", "function"}]}}. Strings from the input may hold
+// {"schema": "archfit.diagnosis/1", "category", "recognised", "confidence",
+// "component": {"name", "kind", "version", "path", "why"} | null,
+// "explanation", "fix": [], "matched", "source", "sm", "notes": [],
+// "environment": {"verdict", "evidence": [], "source", "devices": []} | null,
+// "error": {"kind", "exception_type", "message", "frames": [{"file", "line",
+// "function"}]}} (docs/diagnosis-json.md). Strings from the input may hold
 // bytes that are not UTF-8: dump with error_handler_t::replace.
 nlohmann::json to_json(const Diagnosis& diagnosis);
 

@@ -1,0 +1,124 @@
+#include "environment.hpp"
+
+namespace archfit::diagnose {
+
+namespace {
+
+using nlohmann::json;
+
+// The field `key` of `object`, which must be of `type`; `where` names the
+// object for the message ("components[3]").
+const json& field(const json& object, const char* key, json::value_t type,
+                  const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end())
+    throw EnvironmentError(where + " has no \"" + key + "\"");
+  if (found->type() != type && !(type == json::value_t::number_unsigned && found->is_number()))
+    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not " +
+                           json(type).type_name());
+  return *found;
+}
+
+// A string field that may also be null or absent (fields added later).
+std::string optional_string(const json& object, const char* key, const std::string& where) {
+  const auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return {};
+  if (!found->is_string())
+    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not string");
+  return found->get<std::string>();
+}
+
+std::vector<std::string> strings(const json& object, const char* key, const std::string& where) {
+  std::vector<std::string> out;
+  const auto found = object.find(key);
+  if (found == object.end() || found->is_null()) return out;
+  if (!found->is_array())
+    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not array");
+  for (size_t i = 0; i < found->size(); ++i) {
+    if (!(*found)[i].is_string())
+      throw EnvironmentError(where + "." + key + "[" + std::to_string(i) + "] is not a string");
+    out.push_back((*found)[i].get<std::string>());
+  }
+  return out;
+}
+
+const json& array_field(const json& object, const char* key, const std::string& where) {
+  return field(object, key, json::value_t::array, where);
+}
+
+}  // namespace
+
+const EnvironmentDevice* Environment::device_named(const std::string& name) const {
+  for (const auto& device : devices) {
+    if (device.name == name) return &device;
+  }
+  return devices.empty() ? nullptr : &devices.front();
+}
+
+Environment read_environment(const json& document, std::string source) {
+  if (!document.is_object()) throw EnvironmentError("the report is not a JSON object");
+  const std::string schema = optional_string(document, "schema", "the report");
+  if (schema != "archfit.check/1")
+    throw EnvironmentError("the report's schema is \"" + schema +
+                           "\", not \"archfit.check/1\" (what `archfit check --json` prints)");
+  Environment environment;
+  environment.source = std::move(source);
+
+  const json& devices = array_field(document, "devices", "the report");
+  for (size_t i = 0; i < devices.size(); ++i) {
+    const std::string where = "devices[" + std::to_string(i) + "]";
+    if (!devices[i].is_object()) throw EnvironmentError(where + " is not an object");
+    EnvironmentDevice device;
+    device.name = optional_string(devices[i], "name", where);
+    device.sm =
+        "sm_" + std::to_string(field(devices[i], "sm", json::value_t::number_unsigned, where)
+                                   .get<unsigned>());
+    if (const auto simulated = devices[i].find("simulated");
+        simulated != devices[i].end() && simulated->is_boolean())
+      device.simulated = simulated->get<bool>();
+    environment.devices.push_back(std::move(device));
+  }
+
+  if (const auto driver = document.find("driver"); driver != document.end() && driver->is_object()) {
+    environment.driver_version = optional_string(*driver, "version", "driver");
+    environment.driver_cuda_version = optional_string(*driver, "cuda_version", "driver");
+    if (const auto simulated = driver->find("simulated");
+        simulated != driver->end() && simulated->is_boolean())
+      environment.driver_simulated = simulated->get<bool>();
+  }
+  environment.torch = optional_string(document, "torch", "the report");
+  environment.findings = strings(document, "findings", "the report");
+
+  const json& components = array_field(document, "components", "the report");
+  for (size_t i = 0; i < components.size(); ++i) {
+    const std::string where = "components[" + std::to_string(i) + "]";
+    const json& item = components[i];
+    if (!item.is_object()) throw EnvironmentError(where + " is not an object");
+    EnvironmentComponent component;
+    component.name = field(item, "name", json::value_t::string, where).get<std::string>();
+    component.version = optional_string(item, "version", where);
+    component.kind = optional_string(item, "kind", where);
+    component.verdict = field(item, "verdict", json::value_t::string, where).get<std::string>();
+    component.device = optional_string(item, "device", where);
+    component.evidence = optional_string(item, "evidence", where);
+    if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
+      component.fix_summary = optional_string(*fix, "summary", where + ".fix");
+      component.fix_commands = strings(*fix, "commands", where + ".fix");
+    }
+    if (const auto binaries = item.find("binaries");
+        binaries != item.end() && binaries->is_array()) {
+      for (size_t b = 0; b < binaries->size(); ++b) {
+        const std::string at = where + ".binaries[" + std::to_string(b) + "]";
+        const json& binary = (*binaries)[b];
+        if (!binary.is_object()) throw EnvironmentError(at + " is not an object");
+        component.binaries.push_back({optional_string(binary, "path", at),
+                                      optional_string(binary, "verdict", at),
+                                      strings(binary, "sass", at), strings(binary, "ptx", at)});
+      }
+    }
+    environment.components.push_back(std::move(component));
+  }
+  return environment;
+}
+
+}  // namespace archfit::diagnose

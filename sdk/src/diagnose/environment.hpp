@@ -1,0 +1,66 @@
+#pragma once
+// What a diagnosis weighs an error against: the environment the error came
+// from, as a check saw it. Read from an archfit.check/1 document — one a
+// check just produced, or one saved by `archfit check --json` — so a saved
+// report and a fresh probe take the same path.
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace archfit::diagnose {
+
+// The document is not an archfit.check/1 report; the message names the field.
+class EnvironmentError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct EnvironmentDevice {
+  std::string name;  // "GeForce RTX 5090"
+  std::string sm;    // "sm_120"
+  bool simulated = false;
+};
+
+struct EnvironmentBinary {
+  std::string path;
+  std::string verdict;            // compat::to_string(Verdict): "native", "no-image", …
+  std::vector<std::string> sass;  // "sm_80", "sm_90a"
+  std::vector<std::string> ptx;   // "compute_90"
+};
+
+struct EnvironmentComponent {
+  std::string name;     // "xformers", "ComfyUI-GGUF"
+  std::string version;  // distributions only; "" otherwise
+  std::string kind;     // "distribution" | "custom_node" | "library"
+  std::string verdict;  // the worst over its binaries and the devices
+  std::string device;   // the device the verdict is about; "" when none was judged
+  std::string evidence;
+  std::string fix_summary;
+  std::vector<std::string> fix_commands;
+  std::vector<EnvironmentBinary> binaries;
+
+  bool fails() const { return verdict == "no-image" || verdict == "ptx-too-new-for-driver"; }
+  // Runs, natively or through the driver's JIT.
+  bool runs() const { return verdict == "native" || verdict == "ptx-jit"; }
+};
+
+struct Environment {
+  std::string source;  // what it was read from: "archfit check", a report's path
+  std::vector<EnvironmentDevice> devices;
+  std::string driver_version;       // "570.86.16"; "" when no driver was found or named
+  std::string driver_cuda_version;  // "12.8"; "" when simulated or unknown
+  bool driver_simulated = false;
+  std::string torch;  // "2.5.1+cu124"; "" when none was seen
+  std::vector<EnvironmentComponent> components;  // worst first, as the report has them
+  std::vector<std::string> findings;
+
+  // The device a component's verdict is about, else the first; nullptr when none.
+  const EnvironmentDevice* device_named(const std::string& name) const;
+};
+
+// Throws EnvironmentError for a document that is not archfit.check/1 or
+// lacks a field the diagnosis reads (naming it).
+Environment read_environment(const nlohmann::json& check_document, std::string source);
+
+}  // namespace archfit::diagnose

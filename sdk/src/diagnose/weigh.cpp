@@ -1,0 +1,369 @@
+#include "weigh.hpp"
+
+#include <algorithm>
+
+#include "compat/arch.hpp"
+#include "compat/driver.hpp"
+
+namespace archfit::diagnose {
+
+namespace {
+
+// The newest of some arch names ("sm_80", "sm_90a", "compute_90"), as the
+// rule table orders capabilities; names it cannot read count as oldest.
+std::string newest(const std::vector<std::string>& archs) {
+  std::string best;
+  compat::ComputeCapability best_cc;
+  for (const auto& name : archs) {
+    try {
+      const auto arch = compat::parse_arch(name);
+      if (best.empty() || arch.cc > best_cc) {
+        best = name;
+        best_cc = arch.cc;
+      }
+    } catch (const std::exception&) {
+      if (best.empty()) best = name;
+    }
+  }
+  return best;
+}
+
+// "SASS up to sm_90 and no PTX", "no SASS, only PTX for compute_90".
+std::string images_phrase(const EnvironmentBinary& binary) {
+  const std::string sass = binary.sass.size() == 1 ? "SASS for " + binary.sass.front()
+                           : binary.sass.empty()   ? ""
+                                                   : "SASS up to " + newest(binary.sass);
+  const std::string ptx = binary.ptx.size() == 1 ? "PTX for " + binary.ptx.front()
+                          : binary.ptx.empty()   ? ""
+                                                 : "PTX up to " + newest(binary.ptx);
+  if (sass.empty() && ptx.empty()) return "no SASS or PTX";
+  if (sass.empty()) return "no SASS, only " + ptx;
+  return sass + (ptx.empty() ? " and no PTX" : " and " + ptx);
+}
+
+// The binary a component's verdict comes from: its first with that verdict.
+const EnvironmentBinary* worst_binary(const EnvironmentComponent& component) {
+  for (const auto& binary : component.binaries) {
+    if (binary.verdict == component.verdict) return &binary;
+  }
+  return component.binaries.empty() ? nullptr : &component.binaries.front();
+}
+
+std::string verdict_words(const std::string& verdict) {
+  if (verdict == "native") return "it has SASS that runs there";
+  if (verdict == "ptx-jit") return "the driver JIT-compiles its PTX there";
+  if (verdict == "no-image") return "no image in it runs there";
+  if (verdict == "ptx-too-new-for-driver") return "its PTX is newer than the driver compiles";
+  if (verdict == "relocatable-only") return "its device code is relocatable only and never loads";
+  if (verdict == "no-device-code") return "it has no device code";
+  return "the check's verdict is " + verdict;
+}
+
+std::string device_words(const EnvironmentDevice* device) {
+  if (!device) return "no GPU was judged";
+  return "your GPU is " + device->sm + (device->name.empty() ? "" : " (" + device->name + ")");
+}
+
+// "xformers 0.0.28.post1 has SASS up to sm_90 and no PTX (in 3 of its 4
+// binaries); your GPU is sm_120 (GeForce RTX 5090): no image in it runs there".
+std::string component_sentence(const EnvironmentComponent& component,
+                               const Environment& environment) {
+  std::string out = component.name + (component.version.empty() ? "" : " " + component.version);
+  if (const EnvironmentBinary* binary = worst_binary(component)) {
+    out += " has " + images_phrase(*binary);
+    const auto alike = std::count_if(
+        component.binaries.begin(), component.binaries.end(),
+        [&](const EnvironmentBinary& other) { return other.verdict == component.verdict; });
+    if (component.binaries.size() > 1 && static_cast<size_t>(alike) < component.binaries.size())
+      out += " (in " + std::to_string(alike) + " of its " +
+             std::to_string(component.binaries.size()) + " binaries)";
+  } else {
+    out += " has no CUDA binary the check judged";
+  }
+  return out + "; " + device_words(environment.device_named(component.device)) + ": " +
+         verdict_words(component.verdict);
+}
+
+std::string device_line(const EnvironmentDevice& device) {
+  return (device.name.empty() ? device.sm : device.name + " (" + device.sm) +
+         (device.simulated ? ", simulated)" : device.name.empty() ? "" : ")");
+}
+
+std::vector<const EnvironmentComponent*> failing(const Environment& environment) {
+  std::vector<const EnvironmentComponent*> out;
+  for (const auto& component : environment.components) {
+    if (component.fails() || component.verdict == "relocatable-only") out.push_back(&component);
+  }
+  return out;
+}
+
+// The component the check lists under the culprit's name.
+const EnvironmentComponent* find(const Environment& environment, const Culprit& culprit) {
+  for (const auto& component : environment.components) {
+    if (same_component(component.name, culprit.name)) return &component;
+  }
+  return nullptr;
+}
+
+// The check's fix for a component it finds failing: "<name>: <summary>"
+// and its commands. Exact for the installed version and every GPU judged.
+void add_fix(const EnvironmentComponent& component, EnvironmentFinding& finding) {
+  if (component.runs() || component.fix_summary.empty()) return;
+  finding.fix.push_back(component.name + ": " + component.fix_summary);
+  finding.fix.insert(finding.fix.end(), component.fix_commands.begin(),
+                     component.fix_commands.end());
+}
+
+void add_fixes(const std::vector<const EnvironmentComponent*>& components,
+               EnvironmentFinding& finding) {
+  constexpr size_t kFixed = 3;
+  for (size_t i = 0; i < components.size() && i < kFixed; ++i) add_fix(*components[i], finding);
+}
+
+Culprit culprit_from(const EnvironmentComponent& component, std::string why) {
+  Culprit culprit(component.name, component.kind, "", std::move(why));
+  culprit.version = component.version;
+  return culprit;
+}
+
+// "what the check finds failing on your GPU: torch 2.5.1+cu124 (…); …".
+std::string failing_list(const std::vector<const EnvironmentComponent*>& components,
+                         const Environment& environment) {
+  constexpr size_t kListed = 5;
+  std::string out = "what the check finds failing: ";
+  for (size_t i = 0; i < components.size() && i < kListed; ++i)
+    out += (i ? "; " : "") + component_sentence(*components[i], environment);
+  if (components.size() > kListed)
+    out += "; and " + std::to_string(components.size() - kListed) + " more";
+  return out;
+}
+
+std::string every_component_runs(const Environment& environment, const std::string& sm) {
+  return "every component the check judged (" + std::to_string(environment.components.size()) +
+         ") has code that runs on " + (sm.empty() ? "your GPU" : sm);
+}
+
+// Where every binary on disk has code for the GPU, the code that failed was
+// not on disk when the check ran.
+constexpr const char* kNotOnDisk =
+    "so the code that failed is not among the files the check read: a kernel built at run time "
+    "(torch.compile, Triton, a JIT cache), or a process running another environment than the "
+    "one checked";
+
+// No kernel image, invalid device function, a library refusing the arch:
+// does the component have code for the GPU?
+void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
+  const auto fails = failing(environment);
+  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  if (mine && (mine->fails() || mine->verdict == "relocatable-only")) {
+    finding.verdict = "confirms";
+    finding.evidence.push_back(component_sentence(*mine, environment));
+    add_fix(*mine, finding);
+    return;
+  }
+  if (mine && mine->runs()) {
+    // PyTorch is where every CUDA call ends up: with PyTorch fine and one
+    // other component failing, that one is the cause.
+    if (d.component->name == "torch" && fails.size() == 1) {
+      d.component = culprit_from(*fails.front(),
+                                 "PyTorch raised it, but the check finds PyTorch has code for "
+                                 "your GPU and " + fails.front()->name + " has none");
+      finding.verdict = "confirms";
+      finding.evidence.push_back(component_sentence(*fails.front(), environment));
+      finding.evidence.push_back(component_sentence(*mine, environment));
+      add_fix(*fails.front(), finding);
+      return;
+    }
+    finding.verdict = "refutes";
+    finding.evidence.push_back(component_sentence(*mine, environment));
+    if (!fails.empty()) {
+      finding.evidence.push_back(failing_list(fails, environment));
+      add_fixes(fails, finding);
+    } else {
+      finding.evidence.push_back(kNotOnDisk);
+    }
+    return;
+  }
+  if (d.component) {
+    finding.evidence.push_back("the check judged no CUDA code of " + d.component->name +
+                               (d.component->kind == "custom_node"
+                                    ? " (a node pack without compiled code of its own)"
+                                    : " (a pure-Python package, or one outside what it scanned)"));
+  } else if (fails.size() == 1) {
+    d.component = culprit_from(*fails.front(),
+                               "the traceback names no component, and it is the only one the "
+                               "check finds failing");
+    finding.verdict = "confirms";
+    finding.evidence.push_back(component_sentence(*fails.front(), environment));
+    add_fix(*fails.front(), finding);
+    return;
+  }
+  if (!fails.empty()) {
+    // Something in the environment does lack code for the GPU.
+    if (!d.component) finding.verdict = "confirms";
+    finding.evidence.push_back(failing_list(fails, environment));
+    add_fixes(fails, finding);
+  } else if (!environment.components.empty()) {
+    if (!d.component) finding.verdict = "refutes";
+    finding.evidence.push_back(every_component_runs(environment, d.sm));
+    finding.evidence.push_back(kNotOnDisk);
+  } else {
+    finding.evidence.push_back("the check judged no CUDA binaries (give it --venv, --python or "
+                               "--comfyui to weigh the installed components)");
+  }
+}
+
+void weigh_ptx_too_new(Diagnosis& d, const Environment& environment,
+                       EnvironmentFinding& finding) {
+  std::vector<const EnvironmentComponent*> too_new;
+  for (const auto& component : environment.components) {
+    if (component.verdict == "ptx-too-new-for-driver") too_new.push_back(&component);
+  }
+  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  if (!too_new.empty()) {
+    finding.verdict = "confirms";
+    if (mine && mine->verdict == "ptx-too-new-for-driver") {
+      finding.evidence.push_back(component_sentence(*mine, environment));
+      add_fix(*mine, finding);
+    } else {
+      finding.evidence.push_back(failing_list(too_new, environment));
+      add_fixes(too_new, finding);
+    }
+  } else {
+    if (mine) finding.evidence.push_back(component_sentence(*mine, environment));
+    // PTX made at run time (Triton, a JIT) is not in any file the check reads.
+    finding.evidence.push_back(
+        "no binary the check judged holds PTX newer than driver " +
+        (environment.driver_version.empty() ? std::string("(none found)")
+                                            : environment.driver_version) +
+        " compiles; PTX generated at run time (Triton, torch.compile) is not on disk to judge");
+  }
+}
+
+// "2.5.1+cu124" → {12, "12.4"}; nullopt for a CPU or ROCm build.
+struct TorchCuda {
+  uint32_t major = 0;
+  std::string version;
+};
+std::optional<TorchCuda> torch_cuda(const std::string& torch) {
+  const size_t at = torch.find("+cu");
+  if (at == std::string::npos) return std::nullopt;
+  const std::string digits = torch.substr(at + 3);
+  if (digits.size() < 3 || digits.size() > 4 ||
+      !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    return std::nullopt;
+  const std::string major = digits.substr(0, digits.size() - 1);
+  return TorchCuda{static_cast<uint32_t>(std::stoul(major)), major + "." + digits.back()};
+}
+
+void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& finding) {
+  if (environment.driver_version.empty()) {
+    if (!environment.driver_simulated) {
+      finding.verdict = "confirms";
+      finding.evidence.push_back(
+          "archfit found no NVIDIA driver (libcuda.so.1) on this machine; the CUDA runtime "
+          "reports a missing driver as an insufficient one");
+    }
+    return;
+  }
+  const auto cuda = torch_cuda(environment.torch);
+  if (!cuda) {
+    finding.evidence.push_back("driver " + environment.driver_version +
+                               (environment.torch.empty()
+                                    ? "; the check saw no PyTorch to compare its CUDA with"
+                                    : "; torch " + environment.torch + " is not a CUDA build"));
+    return;
+  }
+  try {
+    const auto check = compat::check_driver_for_cuda_major(
+        compat::parse_driver_version(environment.driver_version), cuda->major);
+    if (!check) return;
+    finding.verdict = check->supported ? "refutes" : "confirms";
+    finding.evidence.push_back(check->explanation + "; torch " + environment.torch +
+                               " is built with CUDA " + cuda->version);
+    if (check->supported)
+      finding.evidence.push_back(
+          "another CUDA runtime may be the one loaded: `archfit check` lists every libcudart a "
+          "process could load");
+  } catch (const std::exception& error) {
+    finding.evidence.push_back("the driver version " + environment.driver_version +
+                               " could not be read: " + error.what());
+  }
+}
+
+void weigh_no_device(const Environment& environment, EnvironmentFinding& finding) {
+  if (environment.torch.ends_with("+cpu")) {
+    finding.verdict = "confirms";
+    finding.evidence.push_back("torch " + environment.torch +
+                               " is a CPU-only build: it never uses a GPU");
+    return;
+  }
+  const bool simulated = std::any_of(environment.devices.begin(), environment.devices.end(),
+                                     [](const EnvironmentDevice& d) { return d.simulated; });
+  if (simulated) {
+    finding.evidence.push_back(
+        "the GPU was named (--gpu), so the check says nothing of which GPUs this machine has");
+    return;
+  }
+  if (environment.devices.empty()) {
+    finding.verdict = "confirms";
+    finding.evidence.push_back(
+        environment.driver_version.empty()
+            ? "archfit found no NVIDIA driver (libcuda.so.1) on this machine"
+            : "driver " + environment.driver_version + " reports no GPU on this machine");
+    return;
+  }
+  finding.verdict = "refutes";
+  std::string names;
+  for (const auto& device : environment.devices)
+    names += (names.empty() ? "" : ", ") + device_line(device);
+  finding.evidence.push_back(
+      "the driver reports " + names +
+      " here; the process that failed did not see it: check CUDA_VISIBLE_DEVICES, and that a "
+      "container was started with --gpus all");
+}
+
+// Errors the environment cannot confirm (out of memory, asynchronous
+// errors, ptxas not knowing an arch, unrecognised text): what it finds
+// failing is still worth saying.
+void weigh_other(const Diagnosis& d, const Environment& environment,
+                 EnvironmentFinding& finding) {
+  const auto fails = failing(environment);
+  if (!fails.empty()) {
+    finding.evidence.push_back(failing_list(fails, environment));
+  } else if (!environment.components.empty()) {
+    finding.evidence.push_back(every_component_runs(environment, d.sm));
+  }
+}
+
+}  // namespace
+
+void weigh(Diagnosis& d, const Environment& environment) {
+  EnvironmentFinding finding;
+  finding.source = environment.source;
+  for (const auto& device : environment.devices) finding.devices.push_back(device_line(device));
+
+  if (d.category == "no-kernel-image" || d.category == "invalid-device-function" ||
+      d.category == "library-arch-mismatch") {
+    weigh_arch(d, environment, finding);
+  } else if (d.category == "ptx-too-new-for-driver") {
+    weigh_ptx_too_new(d, environment, finding);
+  } else if (d.category == "driver-too-old") {
+    weigh_driver_too_old(environment, finding);
+  } else if (d.category == "no-device") {
+    weigh_no_device(environment, finding);
+  } else {
+    weigh_other(d, environment, finding);
+  }
+
+  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  if (mine && !mine->version.empty()) d.component->version = mine->version;
+  // The text may not name the GPU; the check knows it.
+  if (d.sm.empty()) {
+    if (const EnvironmentDevice* device = environment.device_named(mine ? mine->device : ""))
+      d.sm = device->sm;
+  }
+  d.environment = std::move(finding);
+}
+
+}  // namespace archfit::diagnose

@@ -1,0 +1,248 @@
+// diagnose/weigh: an error weighed against the environment it came from.
+// The environment is a real check of a site-packages built from the nvcc
+// fixtures: torch 2.5.1+cu124 with SASS sm_86 and sm_89 and no PTX,
+// xformers 0.0.28.post1 with SASS sm_80 only, fastops 1.0 with compute_90 PTX
+// only (ISA 9.0). Documents written by hand test only what a check cannot
+// produce here (a machine's real GPUs) and malformed reports.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "check/check.hpp"
+#include "check/report_json.hpp"
+#include "diagnose/diagnosis.hpp"
+#include "fixture_site.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace fs = std::filesystem;
+using namespace archfit::diagnose;
+
+namespace {
+
+const archfit::kb::KnowledgeBase& kb() {
+  static const auto loaded = archfit::kb::load_knowledge_base(ARCHFIT_KB_SOURCE_DIR);
+  return loaded;
+}
+
+constexpr const char* kNoKernelImage =
+    "CUDA error: no kernel image is available for execution on the device";
+
+// A traceback whose innermost frame outside PyTorch is in `package` under `site`.
+std::string traceback_through(const fs::path& site, const std::string& package) {
+  return "Traceback (most recent call last):\n"
+         "  File \"/opt/ComfyUI/execution.py\", line 323, in execute\n"
+         "    output_data = get_output_data(obj, input_data_all)\n"
+         "  File \"" + (site / package / "ops.py").string() + "\", line 40, in forward\n"
+         "    return _C.attention(q, k, v)\n"
+         "  File \"" + (site / "torch/_ops.py").string() + "\", line 1116, in __call__\n"
+         "    return self._op(*args, **kwargs)\n"
+         "RuntimeError: " + kNoKernelImage + "\n";
+}
+
+class DiagnoseEnvironment : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const fs::path fixtures = ARCHFIT_FIXTURE_DIR;
+    for (const char* name : {"sm_86_sm_89.so", "sm_80.so", "compute_90.so"}) {
+      if (!fs::exists(fixtures / name)) GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures;
+    }
+    site_ = std::make_unique<archfit::testing::FixtureSite>(
+        std::string("diagnose_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    site_->install("torch", "2.5.1+cu124",
+                   {{"torch/lib/libtorch_cuda.so", fixtures / "sm_86_sm_89.so"}});
+    site_->write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n");
+    site_->install("xformers", "0.0.28.post1", {{"xformers/_C.so", fixtures / "sm_80.so"}});
+    site_->install("fastops", "1.0", {{"fastops/_C.so", fixtures / "compute_90.so"}});
+  }
+
+  // The environment as `archfit check --gpu GPU [--driver D] --site-packages SITE` sees it.
+  Environment checked(const std::string& gpu, const std::string& driver = "") {
+    archfit::check::CheckOptions options;
+    options.gpus = {gpu};
+    if (!driver.empty()) options.driver = driver;
+    options.site_packages = {site_->root()};
+    options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
+    options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
+    return read_environment(archfit::check::check_document(archfit::check::run_check(options)),
+                            "archfit check");
+  }
+
+  Diagnosis diagnosed(const std::string& text, const Environment& environment) {
+    DiagnoseOptions options;
+    options.environment = &environment;
+    return diagnose(kb(), text, options);
+  }
+
+  std::unique_ptr<archfit::testing::FixtureSite> site_;
+};
+
+TEST_F(DiagnoseEnvironment, ACheckConfirmsTheComponentTheTracebackNamesInWords) {
+  const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 5090"));
+  EXPECT_EQ(d.category, "no-kernel-image");
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->name, "xformers");
+  EXPECT_EQ(d.component->version, "0.0.28.post1");
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "confirms");
+  ASSERT_FALSE(d.environment->evidence.empty());
+  EXPECT_EQ(d.environment->evidence[0].rfind(
+                "xformers 0.0.28.post1 has SASS for sm_80 and no PTX; your GPU is sm_120", 0),
+            0u)
+      << d.environment->evidence[0];
+  // The text never named the GPU; the check did.
+  EXPECT_EQ(d.sm, "sm_120");
+  EXPECT_NE(d.explanation.find("sm_120"), std::string::npos) << d.explanation;
+  // The check's own fix for xformers leads.
+  ASSERT_FALSE(d.fix.empty());
+  EXPECT_EQ(d.fix[0].rfind("xformers: ", 0), 0u) << d.fix[0];
+  EXPECT_NE(to_text(d).find("checked    confirms (archfit check): xformers 0.0.28.post1"),
+            std::string::npos)
+      << to_text(d);
+  EXPECT_EQ(to_json(d)["environment"]["verdict"], "confirms");
+  EXPECT_EQ(to_json(d)["component"]["version"], "0.0.28.post1");
+}
+
+TEST_F(DiagnoseEnvironment, OnAGpuTheComponentRunsOnTheCheckRefutesItAndNamesWhatFails) {
+  // sm_89: xformers' sm_80 SASS runs there; fastops' compute_90 PTX does not.
+  const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 4090"));
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "refutes");
+  ASSERT_GE(d.environment->evidence.size(), 2u);
+  EXPECT_NE(d.environment->evidence[0].find("your GPU is sm_89"), std::string::npos)
+      << d.environment->evidence[0];
+  EXPECT_NE(d.environment->evidence[0].find("it has SASS that runs there"), std::string::npos);
+  EXPECT_NE(d.environment->evidence[1].find("fastops 1.0 has no SASS, only PTX for compute_90"),
+            std::string::npos)
+      << d.environment->evidence[1];
+}
+
+TEST_F(DiagnoseEnvironment, PyTorchsOwnErrorIsPinnedOnTheOneComponentTheCheckFindsFailing) {
+  // torch runs natively on sm_89; only fastops fails there.
+  const Diagnosis d =
+      diagnosed(std::string("torch.AcceleratorError: ") + kNoKernelImage, checked("RTX 4090"));
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->name, "fastops");
+  EXPECT_EQ(d.component->version, "1.0");
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_NE(d.component->why.find("PyTorch has code for your GPU"), std::string::npos)
+      << d.component->why;
+}
+
+TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {
+  // A driver API name, no traceback, no package in the text.
+  const Diagnosis d = diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU",
+                                checked("RTX 4090"));
+  EXPECT_EQ(d.category, "no-kernel-image");
+  ASSERT_TRUE(d.component) << to_text(d);
+  EXPECT_EQ(d.component->name, "fastops");
+  EXPECT_EQ(d.environment->verdict, "confirms");
+}
+
+TEST_F(DiagnoseEnvironment, WhenEverythingOnDiskRunsTheCheckSaysTheCodeCameFromElsewhere) {
+  // fastops' compute_90 PTX JIT-compiles on Hopper; torch's sm_86/sm_89 and
+  // xformers' sm_80 SASS do not run there, so take them away.
+  for (const char* gone : {"torch", "torch-2.5.1+cu124.dist-info", "xformers",
+                           "xformers-0.0.28.post1.dist-info"})
+    fs::remove_all(site_->root() / gone);
+  const Diagnosis d =
+      diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("H100"));
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "refutes") << to_text(d);
+  ASSERT_GE(d.environment->evidence.size(), 2u);
+  EXPECT_NE(d.environment->evidence[1].find("built at run time"), std::string::npos);
+}
+
+TEST_F(DiagnoseEnvironment, PtxTooNewForTheDriverIsConfirmedOnTheComponentThatCarriesIt) {
+  // Driver 570.86 knows PTX ISA up to 8.7; fastops' PTX is ISA 9.0.
+  const Diagnosis d = diagnosed(
+      "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
+      checked("H100", "570.86"));
+  EXPECT_EQ(d.category, "ptx-too-new-for-driver");
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_NE(d.environment->evidence[0].find("fastops"), std::string::npos)
+      << d.environment->evidence[0];
+}
+
+TEST_F(DiagnoseEnvironment, ADriverTooOldForTorchsCudaIsConfirmedAndANewOneRefuted) {
+  const std::string text = "CUDA driver version is insufficient for CUDA runtime version";
+  const Diagnosis old_driver = diagnosed(text, checked("RTX 3090", "470.82"));
+  ASSERT_TRUE(old_driver.environment);
+  EXPECT_EQ(old_driver.environment->verdict, "confirms");
+  EXPECT_NE(old_driver.environment->evidence[0].find("525"), std::string::npos);
+  EXPECT_NE(old_driver.environment->evidence[0].find("CUDA 12.4"), std::string::npos)
+      << old_driver.environment->evidence[0];
+  const Diagnosis new_driver = diagnosed(text, checked("RTX 3090", "570.86"));
+  EXPECT_EQ(new_driver.environment->verdict, "refutes");
+}
+
+TEST_F(DiagnoseEnvironment, WithoutAnEnvironmentTheVersionComesFromTheDistInfoBesideTheFrame) {
+  const Diagnosis d = diagnose(kb(), traceback_through(site_->root(), "xformers"));
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->version, "0.0.28.post1");
+  EXPECT_FALSE(d.environment);
+  // A path that is not on this machine gives no version, and no error.
+  const Diagnosis elsewhere = diagnose(kb(), traceback_through("/nowhere/site-packages", "xformers"));
+  ASSERT_TRUE(elsewhere.component);
+  EXPECT_EQ(elsewhere.component->version, "");
+}
+
+// A machine's own GPUs cannot be had here (no driver): the check document
+// as `archfit check` writes it on such a machine.
+nlohmann::json real_machine(nlohmann::json devices, const std::string& torch) {
+  return {{"schema", "archfit.check/1"},
+          {"verdict", "fits"},
+          {"devices", std::move(devices)},
+          {"driver", {{"version", "570.86.16"}, {"cuda_version", "12.8"}, {"simulated", false}}},
+          {"torch", torch},
+          {"components", nlohmann::json::array()},
+          {"findings", nlohmann::json::array()}};
+}
+
+TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachineAndRefutedByAGpu) {
+  const std::string text = "RuntimeError: No CUDA GPUs are available";
+  const auto diagnosed = [&](const nlohmann::json& document) {
+    const Environment environment = read_environment(document, "report.json");
+    DiagnoseOptions options;
+    options.environment = &environment;
+    return diagnose(kb(), text, options);
+  };
+  const nlohmann::json rtx5090 = {
+      {"name", "NVIDIA GeForce RTX 5090"}, {"sm", 120}, {"simulated", false}};
+  const Diagnosis cpu_torch = diagnosed(real_machine({rtx5090}, "2.7.0+cpu"));
+  EXPECT_EQ(cpu_torch.category, "no-device");
+  EXPECT_EQ(cpu_torch.environment->verdict, "confirms");
+  EXPECT_NE(cpu_torch.environment->evidence[0].find("CPU-only"), std::string::npos);
+  EXPECT_EQ(diagnosed(real_machine(nlohmann::json::array(), "2.7.0+cu128")).environment->verdict,
+            "confirms");
+  const Diagnosis gpu_here = diagnosed(real_machine({rtx5090}, "2.7.0+cu128"));
+  EXPECT_EQ(gpu_here.environment->verdict, "refutes");
+  EXPECT_NE(gpu_here.environment->evidence[0].find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+  EXPECT_EQ(gpu_here.environment->source, "report.json");
+}
+
+TEST(DiagnoseEnvironmentDocument, AReportThatIsNotACheckIsRefusedNamingTheField) {
+  const auto message = [](const nlohmann::json& document) -> std::string {
+    try {
+      read_environment(document, "x");
+    } catch (const EnvironmentError& error) {
+      return error.what();
+    }
+    return "accepted";
+  };
+  EXPECT_NE(message(nlohmann::json::array()).find("not a JSON object"), std::string::npos);
+  EXPECT_NE(message({{"schema", "archfit.diagnosis/1"}}).find("archfit.check/1"),
+            std::string::npos);
+  nlohmann::json document = real_machine(nlohmann::json::array(), "");
+  document["components"] = {{{"verdict", "native"}}};
+  EXPECT_EQ(message(document), "components[0] has no \"name\"");
+  document["components"] = {{{"name", "x"}, {"verdict", 3}}};
+  EXPECT_EQ(message(document), "components[0].verdict is number, not string");
+  document["components"] = {{{"name", "x"}, {"verdict", "native"}, {"binaries", {{{"sass", 1}}}}}};
+  EXPECT_EQ(message(document), "components[0].binaries[0].sass is number, not array");
+  document.erase("devices");
+  EXPECT_EQ(message(document), "the report has no \"devices\"");
+}
+
+}  // namespace
