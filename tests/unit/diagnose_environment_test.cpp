@@ -127,6 +127,17 @@ TEST_F(DiagnoseEnvironment, PyTorchsOwnErrorIsPinnedOnTheOneComponentTheCheckFin
   EXPECT_EQ(d.environment->verdict, "confirms");
   EXPECT_NE(d.component->why.find("PyTorch has code for your GPU"), std::string::npos)
       << d.component->why;
+  // The knowledge base's steps about PyTorch, and its "run archfit check",
+  // are gone: the check found PyTorch runs, and has run.
+  for (const auto& step : d.fix) {
+    EXPECT_EQ(step.find("For PyTorch"), std::string::npos) << step;
+    EXPECT_EQ(step.find("Run `archfit check`"), std::string::npos) << step;
+  }
+  // Without the environment, both are there.
+  const Diagnosis alone = diagnose(kb(), std::string("torch.AcceleratorError: ") + kNoKernelImage);
+  ASSERT_EQ(alone.fix.size(), 2u);
+  EXPECT_EQ(alone.fix[0].rfind("Run `archfit check`", 0), 0u);
+  EXPECT_EQ(alone.fix[1].rfind("For PyTorch", 0), 0u);
 }
 
 TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {

@@ -460,6 +460,31 @@ TEST(KbLoader, RejectsOtherInconsistencies) {
   EXPECT_NE(std::string(syntax.what()).find("YAML syntax"), std::string::npos);
 }
 
+TEST(KbLoader, ErrorFixStepsAreTextOrStepsWithAConditionItKnows) {
+  const std::string signature =
+      "schema: archfit.kb.errors/1\nsignatures:\n"
+      "  - category: no-kernel-image\n    patterns: [x]\n    explanation: e\n    source: t\n"
+      "    fix:\n";
+  ScratchKb kb;
+  kb.write("errors.yaml", signature +
+                              "      - plain\n"
+                              "      - {step: for torch, about: torch}\n"
+                              "      - {step: run a check, unless: checked}\n");
+  const auto loaded = load_knowledge_base(kb.dir());
+  ASSERT_EQ(loaded.error_signatures().size(), 1u);
+  const auto& fix = loaded.error_signatures()[0].fix;
+  ASSERT_EQ(fix.size(), 3u);
+  EXPECT_EQ(fix[0].text, "plain");
+  EXPECT_EQ(fix[1].about, "torch");
+  EXPECT_FALSE(fix[1].unless_checked);
+  EXPECT_TRUE(fix[2].unless_checked);
+  const auto unknown = format_error("errors.yaml", signature + "      - {step: s, unless: rainy}\n");
+  EXPECT_EQ(unknown.field(), "signatures[0].fix[0].unless");
+  EXPECT_NE(unknown.problem().find("rainy"), std::string::npos);
+  EXPECT_EQ(format_error("errors.yaml", signature + "      - {about: torch}\n").field(),
+            "signatures[0].fix[0].step");
+}
+
 // The error of a gpus.yaml with one GPU and these `architectures` entries,
 // the first of them on line 5.
 KbFormatError architecture_error(const std::string& entries) {

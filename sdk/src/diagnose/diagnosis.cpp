@@ -225,7 +225,16 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   d.source = signature->provenance.source;
   if (d.environment) d.fix = d.environment->fix;
   if (d.fix.empty()) d.fix = component_steps(kb, d);
-  for (const auto& step : signature->fix) d.fix.push_back(fill_sm(step, d.sm));
+  for (const auto& step : signature->fix) {
+    // A check that judged components has said which lacks the GPU's arch.
+    if (step.unless_checked && options.environment && !options.environment->components.empty())
+      continue;
+    if (options.environment && !step.about.empty()) {
+      const auto* about = options.environment->component(step.about);
+      if (about && about->runs()) continue;
+    }
+    d.fix.push_back(fill_sm(step.text, d.sm));
+  }
   if (d.category == "async-error") {
     d.fix.insert(d.fix.begin(), "Rerun with: " + launch_blocking_command(d.error));
     d.notes.push_back("the traceback may point at the wrong call: CUDA reports a kernel's failure "

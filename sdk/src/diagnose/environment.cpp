@@ -1,5 +1,7 @@
 #include "environment.hpp"
 
+#include "attribution.hpp"
+
 namespace archfit::diagnose {
 
 namespace {
@@ -53,6 +55,13 @@ const EnvironmentDevice* Environment::device_named(const std::string& name) cons
     if (device.name == name) return &device;
   }
   return devices.empty() ? nullptr : &devices.front();
+}
+
+const EnvironmentComponent* Environment::component(std::string_view name) const {
+  for (const auto& candidate : components) {
+    if (same_component(candidate.name, name)) return &candidate;
+  }
+  return nullptr;
 }
 
 Environment read_environment(const json& document, std::string source) {

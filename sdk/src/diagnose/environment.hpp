@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace archfit::diagnose {
@@ -57,6 +58,9 @@ struct Environment {
 
   // The device a component's verdict is about, else the first; nullptr when none.
   const EnvironmentDevice* device_named(const std::string& name) const;
+  // The component of that name (as pip compares names); nullptr when the
+  // check judged none.
+  const EnvironmentComponent* component(std::string_view name) const;
 };
 
 // Throws EnvironmentError for a document that is not archfit.check/1 or

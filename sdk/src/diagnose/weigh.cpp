@@ -99,10 +99,7 @@ std::vector<const EnvironmentComponent*> failing(const Environment& environment)
 
 // The component the check lists under the culprit's name.
 const EnvironmentComponent* find(const Environment& environment, const Culprit& culprit) {
-  for (const auto& component : environment.components) {
-    if (same_component(component.name, culprit.name)) return &component;
-  }
-  return nullptr;
+  return environment.component(culprit.name);
 }
 
 // The check's fix for a component it finds failing: "<name>: <summary>"

@@ -112,13 +112,23 @@ struct Component {
 };
 
 // errors.yaml: how one kind of CUDA failure reads, and what it means.
+// One step of an error's fix. A step about one component ("install a
+// PyTorch built with CUDA 12.8") is dropped when a check of the environment
+// finds that component runs on the GPU; a step that asks for a check is
+// dropped when a check that judged components was weighed.
+struct FixStep {
+  std::string text;             // may hold {sm}
+  std::string about;            // a component name ("torch"); "" for any
+  bool unless_checked = false;  // errors.yaml `unless: checked`
+};
+
 struct ErrorSignature {
   std::string category;  // "no-kernel-image", … (diagnose/diagnosis.hpp)
   std::vector<std::string> patterns;
   std::vector<std::regex> regexes;  // `patterns`, compiled, case-insensitive
   std::vector<int> cuda_errors;     // cudaError_t / CUresult numbers
   std::string explanation;          // may hold {sm}
-  std::vector<std::string> fix;     // steps; may hold {sm}
+  std::vector<FixStep> fix;
   Provenance provenance;
 };
 

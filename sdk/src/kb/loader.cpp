@@ -634,7 +634,25 @@ class Loader {
         signature.cuda_errors.push_back(
             static_cast<int>(file.number(codes[c], indexed(path + ".cuda_errors", c), 5)));
       signature.explanation = file.string(entry, "explanation", path);
-      signature.fix = file.string_list(entry, "fix", path, true);
+      const auto steps = file.list(entry, "fix", path, true);
+      if (steps.size() == 0) file.fail(steps, path + ".fix", "must not be empty");
+      for (size_t f = 0; f < steps.size(); ++f) {
+        const auto where = indexed(path + ".fix", f);
+        FixStep step;
+        if (steps[f].IsMap()) {
+          // {step: "…", about: torch} or {step: "…", unless: checked}
+          step.text = file.string(steps[f], "step", where);
+          step.about = file.optional_string(steps[f], "about", where);
+          const auto unless = file.optional_string(steps[f], "unless", where);
+          if (!unless.empty() && unless != "checked")
+            file.fail(steps[f]["unless"], where + ".unless",
+                      "unknown condition \"" + unless + "\"; expected \"checked\"");
+          step.unless_checked = unless == "checked";
+        } else {
+          step.text = file.scalar(steps[f], where);
+        }
+        signature.fix.push_back(std::move(step));
+      }
       signature.provenance = file.provenance(entry, path);
       kb_.error_signatures_.push_back(std::move(signature));
     }
