@@ -357,6 +357,33 @@ static void check_scan_file(archfit_context* context, const unsigned char* fatbi
   remove(path);
 }
 
+/* A ComfyUI log line diagnosed from C: the text is bytes with a size. */
+static void check_diagnose(archfit_context* context) {
+  static const char kLog[] =
+      "got prompt\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+  archfit_diagnose_options options;
+  archfit_diagnosis_info info;
+  archfit_diagnosis* diagnosis = NULL;
+  const char* json = NULL;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.text = kLog;
+  options.text_size = sizeof kLog - 1;
+  CHECK_STATUS(archfit_diagnose_run(context, &options, &diagnosis), ARCHFIT_OK);
+  if (diagnosis == NULL) return;
+  memset(&info, 0, sizeof info);
+  info.struct_size = sizeof info;
+  CHECK_STATUS(archfit_diagnosis_get_info(diagnosis, &info), ARCHFIT_OK);
+  CHECK(info.recognised == 1);
+  CHECK(strcmp(info.category, "no-kernel-image") == 0);
+  CHECK(info.environment == NULL);
+  CHECK(info.fix_count > 0 && archfit_diagnosis_fix(diagnosis, 0) != NULL);
+  CHECK_STATUS(archfit_diagnosis_json(diagnosis, &json), ARCHFIT_OK);
+  CHECK(contains(json, "\"schema\":\"archfit.diagnosis/1\""));
+  archfit_diagnosis_destroy(diagnosis);
+}
+
 int main(int argc, char** argv) {
   unsigned char fatbin[kFatbinSize];
   archfit_context* context = NULL;
@@ -380,6 +407,7 @@ int main(int argc, char** argv) {
   check_malformed(context, fatbin);
   check_errors(context, fatbin);
   check_scan_file(context, fatbin, argv[1]);
+  check_diagnose(context);
   archfit_context_destroy(context);
 
   if (failures != 0) {

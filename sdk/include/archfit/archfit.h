@@ -249,6 +249,81 @@ ARCHFIT_API const char* archfit_report_component_fix(const archfit_report* repor
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_report_json(const archfit_report* report, const char** out_json) ARCHFIT_NOEXCEPT;
 
+/* ---- diagnosing an error ----------------------------------------------------
+ *
+ * A CUDA failure's text (a message, a traceback, a whole ComfyUI or InvokeAI
+ * log: its last error is taken) becomes its category, the component behind
+ * it and the fix (docs/diagnosis-json.md). Optionally weighed against the
+ * environment it came from: a finished check, a saved check's JSON, or a
+ * check to run first. Diagnosing needs no GPU, no driver and no CUDA. */
+
+typedef struct archfit_diagnosis archfit_diagnosis;
+
+typedef struct archfit_diagnose_options {
+  uint32_t struct_size; /* sizeof(archfit_diagnose_options) */
+  /* The error: `text_size` bytes, any encoding (logs are not always UTF-8);
+   * NUL bytes are allowed. NULL only with a size of 0. */
+  const char* text;
+  size_t text_size;
+  /* A traceback given apart from the message, or NULL (size 0). */
+  const char* traceback;
+  size_t traceback_size;
+  /* The cudaError_t / CUresult number when the caller has one (209: no
+   * kernel image); 0 (success, so no error) when it has none. */
+  int32_t cuda_error;
+  /* The environment, at most one of: a finished check; an archfit.check/1
+   * document (what `archfit check --json` prints, NUL-terminated); a check to
+   * run first (with nothing to scan, it probes the GPU and driver only). */
+  const archfit_report* report;
+  const char* report_json;
+  const archfit_check_options* check;
+  const char* kb_dir; /* NULL: ARCHFIT_KB_DIR, then the built-in knowledge base */
+} archfit_diagnose_options;
+
+/* Succeeds for any text, recognised or not: archfit_diagnosis_info says
+ * which. Fails (ARCHFIT_ERROR_INVALID_ARGUMENT) on a malformed call: a NULL
+ * text with a size, more than one environment, a report_json that is not an
+ * archfit.check/1 document (the message names the field), a check that
+ * cannot run (an unknown GPU name), an unreadable knowledge base. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_diagnose_run(archfit_context* context, const archfit_diagnose_options* options,
+                     archfit_diagnosis** out_diagnosis) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_diagnosis_destroy(archfit_diagnosis* diagnosis) ARCHFIT_NOEXCEPT;
+
+typedef struct archfit_diagnosis_info {
+  uint32_t struct_size; /* set by the caller: sizeof(archfit_diagnosis_info) */
+  int recognised;       /* non-zero when the category is not "not-recognised" */
+  /* Strings are borrowed from the diagnosis and never NULL unless said. */
+  const char* category;   /* "no-kernel-image", "driver-too-old", …, "not-recognised" */
+  const char* confidence; /* "high", "medium" or "none" */
+  const char* explanation;
+  const char* sm; /* "sm_120": the GPU's arch, from the text or the environment; "" */
+  /* The component that raised it; all four NULL when none is named. */
+  const char* component_name;    /* "xformers", "ComfyUI-KJNodes" */
+  const char* component_kind;    /* "distribution" or "custom_node" */
+  const char* component_version; /* "0.0.28.post1"; "" when unknown */
+  const char* component_path;    /* the traceback frame's file; "" when not from a frame */
+  /* What the environment says of the cause: "confirms", "refutes" or
+   * "inconclusive"; NULL when no environment was given. */
+  const char* environment;
+  size_t fix_count;      /* steps, in order: archfit_diagnosis_fix */
+  size_t evidence_count; /* the environment's sentences: archfit_diagnosis_evidence */
+} archfit_diagnosis_info;
+
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_diagnosis_get_info(
+    const archfit_diagnosis* diagnosis, archfit_diagnosis_info* out_info) ARCHFIT_NOEXCEPT;
+/* Borrowed; NULL for an index out of range. */
+ARCHFIT_API const char* archfit_diagnosis_fix(const archfit_diagnosis* diagnosis,
+                                              size_t index) ARCHFIT_NOEXCEPT;
+/* "xformers 0.0.28.post1 has SASS up to sm_90 and no PTX; your GPU is sm_120 …".
+ * Borrowed; NULL for an index out of range. */
+ARCHFIT_API const char* archfit_diagnosis_evidence(const archfit_diagnosis* diagnosis,
+                                                   size_t index) ARCHFIT_NOEXCEPT;
+/* The diagnosis as an archfit.diagnosis/1 JSON document (UTF-8: bytes of the
+ * input that are not are replaced); borrowed: lives as long as the diagnosis. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_diagnosis_json(
+    const archfit_diagnosis* diagnosis, const char** out_json) ARCHFIT_NOEXCEPT;
+
 /* ---- kernel modules: prebuilt images, else NVRTC, through the cache -------
  *
  * An op registers its kernels once (archfit_module_create) and loads them per

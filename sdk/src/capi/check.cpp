@@ -1,9 +1,7 @@
 #include <memory>
 
 #include "check/report_json.hpp"
-#include "guard.hpp"
-#include "handles.hpp"
-#include "string_list.hpp"
+#include "check_settings.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -11,12 +9,6 @@ using archfit::capi::require_argument;
 namespace check = archfit::check;
 
 namespace {
-
-std::vector<std::filesystem::path> path_list(const char* const* items, size_t count,
-                                             const char* name) {
-  const auto strings = archfit::capi::string_list(items, count, name);
-  return {strings.begin(), strings.end()};
-}
 
 const check::ComponentResult* component_at(const archfit_report* report, size_t index) {
   if (!report || index >= report->result.components.size()) return nullptr;
@@ -33,18 +25,8 @@ archfit_status archfit_check_run(archfit_context* context, const archfit_check_o
     require_argument(context, "context");
     require_argument(given, "options");
     require_argument(out_report, "out_report");
-    const auto options = archfit::capi::read_options(given, "archfit_check_options");
-    check::CheckOptions settings;
-    if (options.gpu) settings.gpus = {options.gpu};
-    if (options.driver) settings.driver = options.driver;
-    settings.site_packages =
-        path_list(options.site_packages, options.site_packages_count, "site_packages");
-    if (options.custom_nodes) settings.custom_nodes = std::filesystem::path(options.custom_nodes);
-    settings.paths = path_list(options.paths, options.paths_count, "paths");
-    settings.wheels = path_list(options.wheels, options.wheels_count, "wheels");
-    settings.confirm = options.confirm != 0;
-    if (options.kb_dir) settings.kb_dir = std::filesystem::path(options.kb_dir);
-    settings.threads = context->threads;
+    const check::CheckOptions settings =
+        archfit::capi::check_settings(*context, given, "archfit_check_options");
     auto report = std::make_unique<archfit_report>();
     try {
       report->result = check::run_check(settings);

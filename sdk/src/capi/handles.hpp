@@ -7,6 +7,7 @@
 #include "archfit/archfit.h"
 #include "binary/image.hpp"
 #include "check/check.hpp"
+#include "diagnose/diagnosis.hpp"
 #include "jit/kernel_module.hpp"
 
 struct archfit_context {
@@ -33,6 +34,12 @@ struct archfit_scan {
 struct archfit_report {
   archfit::check::CheckReport result;
   std::vector<std::string> verdicts;  // the borrowed verdict strings, one per component
+  mutable std::once_flag json_once;
+  mutable std::string json;
+};
+
+struct archfit_diagnosis {
+  archfit::diagnose::Diagnosis result;
   mutable std::once_flag json_once;
   mutable std::string json;
 };

@@ -1,0 +1,161 @@
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "check/report_json.hpp"
+#include "check_settings.hpp"
+#include "diagnose/diagnosis.hpp"
+#include "diagnose/environment.hpp"
+#include "kb/knowledge_base.hpp"
+
+using archfit::capi::ApiError;
+using archfit::capi::guarded;
+using archfit::capi::require_argument;
+namespace check = archfit::check;
+namespace diagnose = archfit::diagnose;
+
+namespace {
+
+ApiError invalid(std::string message) {
+  return ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, std::move(message)};
+}
+
+std::string_view bytes(const char* data, size_t size, const char* name) {
+  if (!data && size != 0)
+    throw invalid(std::string(name) + " is NULL but its size is " + std::to_string(size));
+  return data ? std::string_view(data, size) : std::string_view();
+}
+
+// The one environment the options give, read as a check document.
+std::optional<diagnose::Environment> environment_of(const archfit_context& context,
+                                                    const archfit_diagnose_options& options) {
+  const int given = (options.report != nullptr) + (options.report_json != nullptr) +
+                    (options.check != nullptr);
+  if (given > 1) throw invalid("give at most one of report, report_json and check");
+  if (options.report)
+    return diagnose::read_environment(check::check_document(options.report->result),
+                                      "archfit_check_run");
+  if (options.report_json) {
+    nlohmann::json document;
+    try {
+      document = nlohmann::json::parse(options.report_json);
+    } catch (const nlohmann::json::exception& error) {
+      throw invalid(std::string("report_json is not JSON: ") + error.what());
+    }
+    try {
+      return diagnose::read_environment(document, "report_json");
+    } catch (const diagnose::EnvironmentError& error) {
+      throw invalid(std::string("report_json: ") + error.what());
+    }
+  }
+  if (options.check) {
+    check::CheckOptions settings =
+        archfit::capi::check_settings(context, options.check, "archfit_diagnose_options.check");
+    settings.probe_only_when_nothing_to_scan = true;
+    try {
+      return diagnose::read_environment(check::check_document(check::run_check(settings)),
+                                        "archfit check");
+    } catch (const check::CheckError& error) {
+      throw invalid(std::string("check: ") + error.what());
+    }
+  }
+  return std::nullopt;
+}
+
+const diagnose::Diagnosis* result_of(const archfit_diagnosis* diagnosis) {
+  return diagnosis ? &diagnosis->result : nullptr;
+}
+
+}  // namespace
+
+extern "C" {
+
+archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diagnose_options* given,
+                                    archfit_diagnosis** out_diagnosis) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(context, "context");
+    require_argument(given, "options");
+    require_argument(out_diagnosis, "out_diagnosis");
+    const auto options = archfit::capi::read_options(given, "archfit_diagnose_options");
+    const std::string_view text = bytes(options.text, options.text_size, "text");
+    diagnose::DiagnoseOptions settings;
+    settings.traceback = std::string(bytes(options.traceback, options.traceback_size, "traceback"));
+    if (options.cuda_error != 0) settings.cuda_error = options.cuda_error;
+    const std::optional<diagnose::Environment> environment = environment_of(*context, options);
+    if (environment) settings.environment = &*environment;
+    archfit::kb::KnowledgeBase kb;
+    try {
+      kb = archfit::kb::load_knowledge_base(archfit::kb::resolve_kb_dir(
+          options.kb_dir ? std::optional<std::filesystem::path>(options.kb_dir) : std::nullopt));
+    } catch (const archfit::kb::KbError& error) {
+      throw invalid(std::string("the knowledge base could not be read: ") + error.what());
+    }
+    auto diagnosis = std::make_unique<archfit_diagnosis>();
+    diagnosis->result = diagnose::diagnose(kb, text, settings);
+    *out_diagnosis = diagnosis.release();
+  });
+}
+
+void archfit_diagnosis_destroy(archfit_diagnosis* diagnosis) noexcept { delete diagnosis; }
+
+archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
+                                          archfit_diagnosis_info* out_info) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(diagnosis, "diagnosis");
+    require_argument(out_info, "out_info");
+    constexpr size_t kFirstRelease = offsetof(archfit_diagnosis_info, evidence_count) + sizeof(size_t);
+    if (out_info->struct_size < kFirstRelease)
+      throw invalid("out_info->struct_size is " + std::to_string(out_info->struct_size) +
+                    ", smaller than any archfit_diagnosis_info (" + std::to_string(kFirstRelease) +
+                    "): set it to sizeof(archfit_diagnosis_info)");
+    const diagnose::Diagnosis& d = diagnosis->result;
+    archfit_diagnosis_info info{};
+    info.struct_size = out_info->struct_size;
+    info.recognised = d.recognised() ? 1 : 0;
+    info.category = d.category.c_str();
+    info.confidence = d.confidence.c_str();
+    info.explanation = d.explanation.c_str();
+    info.sm = d.sm.c_str();
+    if (d.component) {
+      info.component_name = d.component->name.c_str();
+      info.component_kind = d.component->kind.c_str();
+      info.component_version = d.component->version.c_str();
+      info.component_path = d.component->path.c_str();
+    }
+    info.environment = d.environment ? d.environment->verdict.c_str() : nullptr;
+    info.fix_count = d.fix.size();
+    info.evidence_count = d.environment ? d.environment->evidence.size() : 0;
+    // The fields this library knows; a newer caller's tail is left alone.
+    std::memcpy(out_info, &info, std::min<size_t>(out_info->struct_size, sizeof info));
+  });
+}
+
+const char* archfit_diagnosis_fix(const archfit_diagnosis* diagnosis, size_t index) noexcept {
+  const auto* d = result_of(diagnosis);
+  return d && index < d->fix.size() ? d->fix[index].c_str() : nullptr;
+}
+
+const char* archfit_diagnosis_evidence(const archfit_diagnosis* diagnosis, size_t index) noexcept {
+  const auto* d = result_of(diagnosis);
+  return d && d->environment && index < d->environment->evidence.size()
+             ? d->environment->evidence[index].c_str()
+             : nullptr;
+}
+
+archfit_status archfit_diagnosis_json(const archfit_diagnosis* diagnosis,
+                                      const char** out_json) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(diagnosis, "diagnosis");
+    require_argument(out_json, "out_json");
+    std::call_once(diagnosis->json_once, [&] {
+      diagnosis->json = diagnose::to_json(diagnosis->result)
+                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    });
+    *out_json = diagnosis->json.c_str();
+  });
+}
+
+}  // extern "C"
