@@ -1,6 +1,6 @@
 # The two commands of the README. Both install what is missing, configure,
 # build, and are safe to run twice.
-#   make demo   build everything and scan the CUDA toolkit's own libraries
+#   make demo   build everything; scan the CUDA toolkit's libraries, check, explain and JIT a demo
 #   make test   build everything and run every test (ends with ctest's summary)
 
 BUILD_DIR ?= build
@@ -65,6 +65,8 @@ demo: build
 	@$(BUILD_DIR)/sdk/archfit check --plan --gpu "RTX 5090" --site-packages $(DEMO_SITE); [ $$? -eq 1 ]
 	@echo; echo "== archfit check --gpu H100 --site-packages $(DEMO_SITE)   (expected: fits)"
 	@$(BUILD_DIR)/sdk/archfit check --gpu H100 --site-packages $(DEMO_SITE); [ $$? -eq 0 ]
+	@echo; echo "== archfit explain --file <a ComfyUI error report> --gpu \"RTX 5090\" --site-packages $(DEMO_SITE)   (the failure it predicts, explained and confirmed)"
+	@$(BUILD_DIR)/sdk/archfit explain --file tests/data/errors/comfyui_report_ksampler_acceleratorerror.txt --gpu "RTX 5090" --site-packages $(DEMO_SITE)
 	@echo; echo "== archfit jit compile kernels/rmsnorm.cu --arch sm_120, twice   (expected: compiled, then a cache hit)"
 	@rm -rf $(DEMO_CACHE)
 	@ARCHFIT_CACHE_DIR=$(DEMO_CACHE) $(BUILD_DIR)/sdk/archfit jit compile kernels/rmsnorm.cu --arch sm_120

@@ -73,6 +73,12 @@ TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
                             "to sm_90 and no PTX; your GPU is sm_120"),
             std::string::npos)
       << result.out;
+  // The check's exact fix for torch leads; the knowledge base's general
+  // PyTorch step, and its "run archfit check", are not repeated.
+  EXPECT_NE(result.out.find("fix        1. torch: Install torch 2.7.0+cu128"), std::string::npos)
+      << result.out;
+  EXPECT_EQ(result.out.find("For PyTorch on an RTX 50-series"), std::string::npos) << result.out;
+  EXPECT_EQ(result.out.find("Run `archfit check`"), std::string::npos) << result.out;
 }
 
 TEST(CliExplain, ASavedCheckReportIsWeighedTheSameWay) {

@@ -230,8 +230,15 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
     if (step.unless_checked && options.environment && !options.environment->components.empty())
       continue;
     if (options.environment && !step.about.empty()) {
+      // Not needed where the check finds the component runs; said exactly
+      // where the check's own fix for it leads.
       const auto* about = options.environment->component(step.about);
-      if (about && about->runs()) continue;
+      const auto fixed_by_check = [&] {
+        return std::any_of(d.fix.begin(), d.fix.end(), [&](const std::string& fix) {
+          return fix.starts_with(about->name + ": ");
+        });
+      };
+      if (about && (about->runs() || fixed_by_check())) continue;
     }
     d.fix.push_back(fill_sm(step.text, d.sm));
   }

@@ -114,7 +114,8 @@ struct Component {
 // errors.yaml: how one kind of CUDA failure reads, and what it means.
 // One step of an error's fix. A step about one component ("install a
 // PyTorch built with CUDA 12.8") is dropped when a check of the environment
-// finds that component runs on the GPU; a step that asks for a check is
+// finds that component runs on the GPU, or gives its own exact fix for it;
+// a step that asks for a check is
 // dropped when a check that judged components was weighed.
 struct FixStep {
   std::string text;             // may hold {sm}
