@@ -188,6 +188,36 @@ TEST_F(DiagnoseEnvironment, ADriverTooOldForTorchsCudaIsConfirmedAndANewOneRefut
   EXPECT_EQ(new_driver.environment->verdict, "refutes");
 }
 
+TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
+  // custom_nodes/ComfyUI-FastOps: a node pack with an extension built for sm_80 only.
+  const fs::path custom_nodes = site_->root().parent_path() / "custom_nodes";
+  fs::create_directories(custom_nodes / "ComfyUI-FastOps");
+  fs::copy_file(fs::path(ARCHFIT_FIXTURE_DIR) / "sm_80.so",
+                custom_nodes / "ComfyUI-FastOps" / "_fastops.so");
+  archfit::check::CheckOptions options;
+  options.gpus = {"RTX 5090"};
+  options.custom_nodes = custom_nodes;
+  options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
+  options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
+  const Environment environment = read_environment(
+      archfit::check::check_document(archfit::check::run_check(options)), "archfit check");
+  const std::string traceback =
+      "Traceback (most recent call last):\n"
+      "  File \"" + (custom_nodes / "ComfyUI-FastOps" / "nodes.py").string() +
+      "\", line 7, in run\n    return _fastops.blur(x)\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+  const Diagnosis d = diagnosed(traceback, environment);
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->kind, "custom_node");
+  EXPECT_EQ(d.component->name, "ComfyUI-FastOps");
+  ASSERT_TRUE(d.environment);
+  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(d.environment->evidence[0].rfind(
+                "ComfyUI-FastOps has SASS for sm_80 and no PTX; your GPU is sm_120", 0),
+            0u)
+      << d.environment->evidence[0];
+}
+
 TEST_F(DiagnoseEnvironment, WithoutAnEnvironmentTheVersionComesFromTheDistInfoBesideTheFrame) {
   const Diagnosis d = diagnose(kb(), traceback_through(site_->root(), "xformers"));
   ASSERT_TRUE(d.component);
