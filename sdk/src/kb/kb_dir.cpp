@@ -28,12 +28,15 @@ bool has_kb(const fs::path& dir) {
 }
 
 // The directory of the file this code was loaded from: libarchfit.so, or
-// the executable it is linked into.
+// the executable it is linked into. For an executable dladdr names what
+// argv[0] said (a bare "archfit", or a symlink elsewhere), so the kernel's
+// /proc/self/exe is asked instead.
 fs::path running_module_dir() {
   Dl_info info{};
   static const int anchor = 0;
   fs::path module;
-  if (dladdr(&anchor, &info) != 0 && info.dli_fname && fs::path(info.dli_fname).is_absolute()) {
+  if (dladdr(&anchor, &info) != 0 && info.dli_fname && fs::path(info.dli_fname).is_absolute() &&
+      fs::path(info.dli_fname).filename().string().find(".so") != std::string::npos) {
     module = info.dli_fname;
   } else {
     std::error_code error;
