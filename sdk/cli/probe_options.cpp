@@ -7,6 +7,8 @@ namespace archfit::cli {
 namespace fs = std::filesystem;
 
 void ProbeOptions::add_to(CLI::App& command) {
+  // Every option takes one value; repeat it for more. (A vector option would
+  // otherwise swallow the words after it: `explain --venv V "CUDA error…"`.)
   command.add_option("--gpu", gpus,
                      "Judge against this GPU instead of the real ones: \"RTX 5090\", B200, "
                      "sm_120, 12.0; repeat it for a machine with several");
@@ -29,6 +31,8 @@ void ProbeOptions::add_to(CLI::App& command) {
   command.add_option("--kb", kb,
                      "Knowledge-base directory (default: ARCHFIT_KB_DIR, then the built-in one)");
   command.add_option("--threads", threads, "Worker threads (default: one per CPU)");
+  for (const char* name : {"--gpu", "--site-packages", "--venv", "--wheel"})
+    command.get_option(name)->allow_extra_args(false);
 }
 
 bool ProbeOptions::any() const {

@@ -79,6 +79,11 @@ TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
       << result.out;
   EXPECT_EQ(result.out.find("For PyTorch on an RTX 50-series"), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("Run `archfit check`"), std::string::npos) << result.out;
+  // Each option takes one value: the error text may come after them.
+  const auto text_last =
+      run("--gpu 'RTX 5090' --no-progress --site-packages '" + kDemoSite + "' " + kTorchError);
+  EXPECT_EQ(text_last.exit_code, 0) << text_last.out;
+  EXPECT_EQ(text_last.out, result.out);
 }
 
 TEST(CliExplain, ASavedCheckReportIsWeighedTheSameWay) {
