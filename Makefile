@@ -12,7 +12,10 @@ DEMO_DIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
 APT_PACKAGES := cmake make g++ pkg-config binutils \
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
   libzstd-dev liblz4-dev libxxhash-dev libzip-dev \
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  chromium nodejs
+# chromium and nodejs: the ComfyUI front-end extension's tests (headless
+# Chromium driven by Playwright from PyPI; `node --check`).
 
 # What only the benchmarks need, installed by `make bench`/`bench-check`, not by
 # `make test`: archfit_check_bench times Debian's `import torch` (big: libtorch

@@ -22,3 +22,16 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/archfit-config-version.c
   COMPATIBILITY SameMajorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/archfit-config.cmake" "${PROJECT_BINARY_DIR}/archfit-config-version.cmake"
   DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}" COMPONENT development)
+
+# The host adapters (docs/comfyui.md): the ComfyUI node pack with the Python
+# binding it vendors (where `archfit install comfyui` finds them), and the
+# InvokeAI node pack. Python sources only; __pycache__ is never installed.
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/host_adapters/comfyui/"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/comfyui" COMPONENT comfyui
+  PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/host_adapters/python/archfit/"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/python/archfit" COMPONENT comfyui
+  PATTERN "__pycache__" EXCLUDE)
+install(DIRECTORY "${PROJECT_SOURCE_DIR}/host_adapters/invokeai/archfit_preflight"
+  DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/invokeai" COMPONENT invokeai
+  PATTERN "__pycache__" EXCLUDE)

@@ -10,6 +10,7 @@
 #include "cache_command.hpp"
 #include "check_command.hpp"
 #include "explain_command.hpp"
+#include "install_command.hpp"
 #include "jit_command.hpp"
 #include "scan_command.hpp"
 
@@ -28,6 +29,8 @@ int main(int argc, char** argv) {
   jit.add_to(app);
   archfit::cli::ExplainCommand explain;
   explain.add_to(app);
+  archfit::cli::InstallCommand install;
+  install.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -41,6 +44,7 @@ int main(int argc, char** argv) {
     if (cache.chosen()) return cache.run();
     if (jit.chosen()) return jit.run();
     if (explain.chosen()) return explain.run();
+    if (install.chosen()) return install.run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit: %s\n", error.what());
     return 2;

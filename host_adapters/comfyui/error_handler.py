@@ -1,0 +1,130 @@
+"""Turns ComfyUI's execution errors into archfit diagnoses.
+
+ComfyUI's executor logs a failed node as two ERROR records on the root
+logger: "!!! Exception during processing !!! <message>" and then the
+formatted traceback (which ends with the exception line). The handler pairs
+them, diagnoses the error off the logging thread — weighed against the
+pre-flight check when one has run — keeps the latest diagnosis for the
+Explain node and the routes, and hands it to a callback (the front-end push).
+Nothing here ever raises into the logging call that fed it.
+"""
+
+import concurrent.futures
+import logging
+import threading
+import time
+
+from . import binding, preflight
+
+MARKER = "!!! Exception during processing !!!"
+TRACEBACK = "Traceback (most recent call last):"
+# How long an error line waits for its traceback before it is diagnosed alone.
+PAIRING_SECONDS = 0.5
+
+_latest_lock = threading.Lock()
+_latest = None  # {"diagnosis": archfit.diagnosis/1 dict, "text": str, "time": float}
+
+
+def latest():
+    """The latest diagnosis payload, or None."""
+    with _latest_lock:
+        return _latest
+
+
+def diagnose(text, traceback=None):
+    """The payload for one error text: the archfit.diagnosis/1 document and
+    its text, weighed against the latest pre-flight check when there is one.
+    Raises preflight.Unavailable when archfit cannot run here."""
+    archfit = binding.load()
+    if archfit is None:
+        raise preflight.Unavailable(binding.problem())
+    report = preflight.latest()
+    diagnosis = archfit.diagnose(text, traceback=traceback,
+                                 report_json=report.json if report is not None else None)
+    return {"diagnosis": diagnosis.document, "text": archfit.diagnosis_text(diagnosis.document),
+            "time": time.time()}
+
+
+class ExecutionErrorHandler(logging.Handler):
+    def __init__(self, on_diagnosis=None, pairing_seconds=PAIRING_SECONDS):
+        super().__init__(level=logging.ERROR)
+        self._on_diagnosis = on_diagnosis
+        self._pairing_seconds = pairing_seconds
+        self._pending = None  # the error line waiting for its traceback
+        self._timer = None
+        self._state = threading.Lock()
+        self._worker = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="archfit-diagnose")
+
+    def emit(self, record):
+        try:
+            self._take(record.getMessage())
+        except Exception:  # noqa: BLE001 - a log handler must never raise
+            pass
+
+    def _take(self, message):
+        with self._state:
+            if MARKER in message:
+                self._flush_locked()
+                self._pending = message.split(MARKER, 1)[1].strip()
+                self._timer = threading.Timer(self._pairing_seconds, self.flush)
+                self._timer.daemon = True
+                self._timer.start()
+                return
+            if self._pending is not None and message.lstrip().startswith(TRACEBACK):
+                # The traceback ends with the exception line: it is the whole error.
+                self._cancel_timer_locked()
+                self._pending = None
+                self._submit(message)
+
+    def flush(self):
+        """Diagnoses an error line whose traceback never came."""
+        with self._state:
+            self._flush_locked()
+
+    def _flush_locked(self):
+        self._cancel_timer_locked()
+        if self._pending:
+            self._submit(self._pending)
+        self._pending = None
+
+    def _cancel_timer_locked(self):
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+
+    def _submit(self, text):
+        self._worker.submit(self._diagnose, text)
+
+    def _diagnose(self, text):
+        global _latest
+        try:
+            payload = diagnose(text)
+        except Exception as error:  # noqa: BLE001 - reported, never raised
+            logging.getLogger("archfit").warning("archfit could not diagnose the error: %s", error)
+            return
+        with _latest_lock:
+            _latest = payload
+        if self._on_diagnosis is not None:
+            try:
+                self._on_diagnosis(payload)
+            except Exception as error:  # noqa: BLE001
+                logging.getLogger("archfit").warning("archfit could not send the diagnosis: %s",
+                                                     error)
+
+    def wait(self, timeout=10.0):
+        """Blocks until every error handed over so far is diagnosed (tests)."""
+        self.flush()
+        self._worker.submit(lambda: None).result(timeout=timeout)
+
+
+_installed = None
+
+
+def install(on_diagnosis):
+    """Adds the handler to the root logger once; returns it."""
+    global _installed
+    if _installed is None:
+        _installed = ExecutionErrorHandler(on_diagnosis)
+        logging.getLogger().addHandler(_installed)
+    return _installed

@@ -1,0 +1,123 @@
+"""The archfit nodes (ComfyUI's V1 node contract), category "archfit":
+
+- Pre-flight: checks this process (its GPU, torch, site-packages and
+  custom_nodes); outputs the checklist text and a pass/fail BOOLEAN, shows
+  the checklist on the node, and with stop_on_failure stops the workflow
+  before the expensive part (ExecutionBlocker) instead of failing minutes
+  later. Its optional passthrough input lets it gate any link.
+- Explain last error: the diagnosis of the last execution error, as text.
+"""
+
+from . import binding, error_handler, preflight
+
+
+class AnyType(str):
+    """ComfyUI's wildcard socket type: equal to every type, so the
+    passthrough connects to anything."""
+
+    def __eq__(self, other):
+        return True
+
+    def __ne__(self, other):
+        return False
+
+    __hash__ = str.__hash__
+
+
+ANY = AnyType("*")
+
+
+def _execution_blocker(message):
+    # ComfyUI's own class: a consumer of a blocked output reports
+    # "Execution Blocked: <message>" and its branch stops.
+    from comfy_execution.graph_utils import ExecutionBlocker
+
+    return ExecutionBlocker(message)
+
+
+class ArchfitPreflight:
+    CATEGORY = "archfit"
+    FUNCTION = "run"
+    OUTPUT_NODE = True
+    RETURN_TYPES = ("STRING", "BOOLEAN", ANY)
+    RETURN_NAMES = ("report", "fits", "passthrough")
+    DESCRIPTION = ("Checks every CUDA binary this ComfyUI can load against its GPU and driver, "
+                   "and says exactly what will fail and the fix.")
+
+    @classmethod
+    def INPUT_TYPES(cls):
+        return {
+            "required": {
+                "stop_on_failure": ("BOOLEAN", {
+                    "default": False,
+                    "tooltip": "Stop the workflow here, with the diagnosis, when something "
+                               "will fail on this GPU"}),
+            },
+            "optional": {
+                "passthrough": (ANY, {"tooltip": "Any link to gate: passed on when the check "
+                                                 "fits (or stop_on_failure is off)"}),
+            },
+        }
+
+    @classmethod
+    def IS_CHANGED(cls, **kwargs):
+        # The environment can change between runs (a pip install): always check.
+        return float("nan")
+
+    def run(self, stop_on_failure, passthrough=None):
+        archfit = binding.load()
+        try:
+            report = preflight.run()
+        except preflight.Unavailable as error:
+            text = "archfit cannot check this ComfyUI: %s" % error
+            return {"ui": {"text": [text]}, "result": (text, False, passthrough)}
+        document = report.document
+        text = archfit.report_text(document)
+        fits = report.verdict == "fits"
+        ui = {"text": [text], "archfit_report": [document]}
+        if stop_on_failure and report.verdict == "fails":
+            fails = preflight.failing(document)
+            first = fails[0] if fails else {}
+            fix = (first.get("fix") or {}).get("summary") or "see the archfit Pre-flight node"
+            blocker = _execution_blocker(
+                "archfit: %d component(s) will fail on this GPU (%s: %s). Fix: %s" % (
+                    len(fails), first.get("name", "?"), first.get("evidence", ""), fix))
+            return {"ui": ui, "result": (blocker, blocker, blocker)}
+        return {"ui": ui, "result": (text, fits, passthrough)}
+
+
+class ArchfitExplainLastError:
+    CATEGORY = "archfit"
+    FUNCTION = "run"
+    OUTPUT_NODE = True
+    RETURN_TYPES = ("STRING",)
+    RETURN_NAMES = ("diagnosis",)
+    DESCRIPTION = "The cause, the component behind it and the fix of the last execution error."
+
+    @classmethod
+    def INPUT_TYPES(cls):
+        return {"required": {}}
+
+    @classmethod
+    def IS_CHANGED(cls, **kwargs):
+        return float("nan")
+
+    def run(self):
+        payload = error_handler.latest()
+        if payload is None:
+            text = "No execution error since ComfyUI started."
+            if binding.load() is None:
+                text += " (archfit is not working here: %s)" % binding.problem()
+            return {"ui": {"text": [text]}, "result": (text,)}
+        return {"ui": {"text": [payload["text"]], "archfit_diagnosis": [payload["diagnosis"]]},
+                "result": (payload["text"],)}
+
+
+NODE_CLASS_MAPPINGS = {
+    "ArchfitPreflight": ArchfitPreflight,
+    "ArchfitExplainLastError": ArchfitExplainLastError,
+}
+NODE_DISPLAY_NAME_MAPPINGS = {
+    "ArchfitPreflight": "archfit Pre-flight",
+    "ArchfitExplainLastError": "archfit Explain last error",
+}

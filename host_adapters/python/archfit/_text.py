@@ -1,0 +1,124 @@
+"""Short plain-text renderings of archfit's JSON documents, for a node in a
+host's canvas or a log: no colour, no terminal width, a few lines.
+
+They read only the documents' fixed fields (docs/check-json.md,
+docs/diagnosis-json.md) and tolerate missing ones, so a document saved by
+another archfit version still renders.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# Component verdicts under which the code runs (ptx-jit: after the driver
+# compiles it) and under which it stops with a CUDA error.
+_RUNS = {"native", "ptx-jit", "no-device-code"}
+_FAILS = {"no-image", "ptx-too-new-for-driver", "relocatable-only"}
+
+# How many failing components' fixes report_text shows; the rest are counted.
+_FIXES_SHOWN = 2
+
+
+def _mark(verdict: str) -> str:
+    if verdict in _RUNS:
+        return "✓"
+    if verdict in _FAILS:
+        return "✗"
+    return "?"
+
+
+def _name_version(item: Mapping[str, Any]) -> str:
+    name = str(item.get("name") or "?")
+    version = item.get("version")
+    return f"{name} {version}" if version else name
+
+
+def _device_line(device: Mapping[str, Any]) -> str:
+    facts = []
+    if device.get("sm") is not None:
+        facts.append(f"sm_{device['sm']}")
+    if device.get("simulated"):
+        facts.append("simulated")
+    detail = f" ({', '.join(facts)})" if facts else ""
+    return f"GPU     {device.get('name') or '?'}{detail}"
+
+
+def report_text(document: Mapping[str, Any]) -> str:
+    """An archfit.check/1 document as a checklist: the GPUs, the driver,
+    torch, one line per component (✓ runs, ✗ fails: name, version, verdict,
+    evidence), the overall verdict and the first fixes."""
+    lines = []
+    devices = document.get("devices") or []
+    if devices:
+        lines.extend(_device_line(device) for device in devices)
+    else:
+        lines.append("GPU     none found (nothing to judge against)")
+    driver = document.get("driver") or {}
+    if driver.get("version"):
+        simulated = ", simulated" if driver.get("simulated") else ""
+        lines.append(f"driver  {driver['version']}{simulated}")
+    else:
+        lines.append("driver  unknown")
+    if document.get("torch"):
+        lines.append(f"torch   {document['torch']}")
+
+    components = document.get("components") or []
+    for component in components:
+        verdict = str(component.get("verdict") or "?")
+        line = f"{_mark(verdict)} {_name_version(component)}: {verdict}"
+        if component.get("evidence"):
+            line += f" ({component['evidence']})"
+        lines.append(line)
+
+    failing = [c for c in components if c.get("verdict") in _FAILS]
+    verdict = document.get("verdict")
+    if verdict == "fits":
+        lines.append(f"fits: all {len(components)} components have code this GPU runs")
+    elif verdict == "fails":
+        count = len(failing)
+        lines.append(f"fails: {count} component{'' if count == 1 else 's'} will stop with a CUDA error")
+    else:
+        lines.append("unknown: no GPU to judge against")
+
+    shown = 0
+    for component in failing:
+        fix = component.get("fix") or {}
+        if not fix.get("summary") and not fix.get("commands"):
+            continue
+        if shown == _FIXES_SHOWN:
+            lines.append(f"  … and {len(failing) - shown} more: see the full report")
+            break
+        lines.append(f"fix {component.get('name') or '?'}: {fix.get('summary') or ''}".rstrip())
+        lines.extend(f"  {command}" for command in fix.get("commands") or [])
+        shown += 1
+    return "\n".join(lines)
+
+
+def diagnosis_text(document: Mapping[str, Any]) -> str:
+    """An archfit.diagnosis/1 document in a few lines: the category, the
+    component behind it, why, what the check of the environment said, and
+    the fix as numbered steps."""
+    category = str(document.get("category") or "not-recognised")
+    confidence = document.get("confidence")
+    head = category if not confidence or confidence == "none" else f"{category} ({confidence} confidence)"
+    lines = [head]
+    error = document.get("error") or {}
+    if error.get("message"):
+        exception = f"{error['exception_type']}: " if error.get("exception_type") else ""
+        lines.append(f"error      {exception}{error['message']}")
+    component = document.get("component")
+    if component:
+        kind = f" ({component['kind']})" if component.get("kind") else ""
+        lines.append(f"component  {_name_version(component)}{kind}")
+    if document.get("explanation"):
+        lines.append(f"why        {document['explanation']}")
+    environment = document.get("environment")
+    if environment:
+        evidence = environment.get("evidence") or []
+        first = f": {evidence[0]}" if evidence else ""
+        lines.append(f"checked    {environment.get('verdict') or '?'}{first}")
+        lines.extend(f"           {sentence}" for sentence in evidence[1:])
+    fixes = document.get("fix") or []
+    for number, step in enumerate(fixes, start=1):
+        lines.append(f"{'fix' if number == 1 else '':<10} {number}. {step}")
+    return "\n".join(lines)

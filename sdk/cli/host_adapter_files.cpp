@@ -1,0 +1,83 @@
+#include "host_adapter_files.hpp"
+
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "archfit/archfit.h"
+#include "kb/knowledge_base.hpp"
+
+#ifndef ARCHFIT_SOURCE_DIR
+#define ARCHFIT_SOURCE_DIR ""
+#endif
+#ifndef ARCHFIT_LIBRARY_FILE
+#define ARCHFIT_LIBRARY_FILE ""
+#endif
+#ifndef ARCHFIT_INSTALL_LIBDIR
+#define ARCHFIT_INSTALL_LIBDIR "lib"
+#endif
+
+namespace archfit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kSoname = "libarchfit.so." + std::to_string(ARCHFIT_VERSION_MAJOR);
+
+fs::path running_prefix() {
+  std::error_code error;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", error);
+  return error ? fs::path() : exe.parent_path().parent_path();
+}
+
+bool present(const fs::path& path) {
+  std::error_code error;
+  return !path.empty() && fs::exists(path, error);
+}
+
+// The first candidate holding `inside`; else throws, listing where it looked.
+fs::path first(const char* what, const std::vector<fs::path>& candidates, const fs::path& inside) {
+  std::string looked;
+  for (const auto& candidate : candidates) {
+    if (candidate.empty()) continue;
+    if (present(candidate / inside)) return candidate;
+    looked += "\n  " + (candidate / inside).string();
+  }
+  throw std::runtime_error(std::string("cannot find ") + what + "; looked for:" + looked);
+}
+
+}  // namespace
+
+HostAdapterFiles find_host_adapter_files() {
+  const fs::path prefix = running_prefix();
+  const fs::path source = ARCHFIT_SOURCE_DIR;
+  const fs::path share = prefix.empty() ? fs::path() : prefix / "share" / "archfit";
+  HostAdapterFiles files;
+  files.comfyui_pack =
+      first("the ComfyUI node pack",
+            {share / "comfyui", source.empty() ? source : source / "host_adapters" / "comfyui"},
+            "__init__.py");
+  // In a wheel the prefix is the binding's own folder: that one, whose
+  // library and vendored libraries are known to work together.
+  files.python_binding = first(
+      "the archfit Python binding",
+      {prefix, share / "python" / "archfit",
+       source.empty() ? source : source / "host_adapters" / "python" / "archfit"},
+      "_library.py");
+  const fs::path built = ARCHFIT_LIBRARY_FILE;
+  const fs::path lib_dir =
+      first("libarchfit",
+            {prefix.empty() ? prefix : prefix / ARCHFIT_INSTALL_LIBDIR,
+             prefix.empty() ? prefix : prefix / "lib", built.parent_path()},
+            kSoname);
+  files.library = lib_dir / kSoname;
+  files.kb = kb::resolve_kb_dir(std::nullopt);
+  if (files.python_binding == prefix) {
+    const fs::path libs = prefix.parent_path() / (prefix.filename().string() + ".libs");
+    if (present(libs)) files.bundled_libraries = libs;
+  }
+  return files;
+}
+
+}  // namespace archfit::cli

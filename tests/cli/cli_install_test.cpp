@@ -1,0 +1,74 @@
+// `archfit install comfyui`: the node pack copied into custom_nodes with its
+// binding, library and knowledge base inside; a second install needs
+// --force; what is not a ComfyUI folder is refused. (tests/python/comfyui
+// loads the installed copy in a Python with nothing else.)
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "run_archfit.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class CliInstall : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ = fs::temp_directory_path() / ("archfit_install_" + std::to_string(::getpid()));
+    fs::remove_all(root_);
+    fs::create_directories(root_ / "ComfyUI" / "custom_nodes");
+    std::ofstream(root_ / "ComfyUI" / "main.py") << "# ComfyUI\n";
+  }
+  void TearDown() override { fs::remove_all(root_); }
+  CommandResult install(const std::string& extra = "") {
+    return run_archfit("install comfyui '" + (root_ / "ComfyUI").string() + "'" + extra);
+  }
+  fs::path pack() const { return root_ / "ComfyUI" / "custom_nodes" / "comfyui-archfit"; }
+  fs::path root_;
+};
+
+}  // namespace
+
+TEST_F(CliInstall, ThePackGoesInWithItsBindingLibraryAndKnowledgeBase) {
+  const auto result = install();
+  ASSERT_EQ(result.exit_code, 0) << result.out;
+  const fs::path binding = pack() / "vendor" / "python" / "archfit";
+  for (const fs::path& file :
+       {pack() / "__init__.py", pack() / "nodes.py", pack() / "web" / "archfit.js",
+        binding / "__init__.py", binding / "lib" / "libarchfit.so.0",
+        binding / "share" / "archfit" / "kb" / "gpus.yaml"})
+    EXPECT_TRUE(fs::is_regular_file(file)) << file;
+  // Everything is inside: nothing left for ComfyUI-Manager to pip install.
+  EXPECT_FALSE(fs::exists(pack() / "requirements.txt"));
+  // Only the pack: no staging copy left beside it.
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(pack().parent_path())) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(CliInstall, ASecondInstallNeedsForceAndThenReplacesTheOld) {
+  ASSERT_EQ(install().exit_code, 0);
+  std::ofstream(pack() / "stale.py") << "# from an older install\n";
+  const auto again = install();
+  EXPECT_EQ(again.exit_code, 2) << again.out;
+  EXPECT_NE(again.out.find("--force"), std::string::npos) << again.out;
+  EXPECT_TRUE(fs::exists(pack() / "stale.py"));
+  const auto forced = install(" --force");
+  EXPECT_EQ(forced.exit_code, 0) << forced.out;
+  EXPECT_FALSE(fs::exists(pack() / "stale.py"));
+  EXPECT_TRUE(fs::exists(pack() / "__init__.py"));
+}
+
+TEST_F(CliInstall, AFolderThatIsNotComfyuiIsRefusedNamingIt) {
+  const fs::path elsewhere = root_ / "Downloads";
+  fs::create_directories(elsewhere);
+  const auto result = run_archfit("install comfyui '" + elsewhere.string() + "'");
+  EXPECT_EQ(result.exit_code, 2) << result.out;
+  EXPECT_NE(result.out.find(elsewhere.string() + " is not a ComfyUI install"), std::string::npos)
+      << result.out;
+  EXPECT_TRUE(fs::is_empty(elsewhere));
+}

@@ -1,0 +1,376 @@
+"""The ctypes binding (host_adapters/python/archfit) over the build's
+libarchfit.so: check and diagnose against the nvcc-built demo site-packages,
+errors, text renderings, the struct mirrors against archfit.h, and the
+library search (in subprocesses, so this process keeps the library it
+loaded)."""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+import archfit
+from archfit import _capi
+
+NO_KERNEL_IMAGE = (
+    "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device"
+)
+# What the check of the demo site says of torch on an RTX 5090 (sm_120).
+TORCH_EVIDENCE = "torch 2.5.1+cu124 has SASS up to sm_90 and no PTX; your GPU is sm_120"
+
+
+def component(report: archfit.Report, name: str) -> dict:
+    found = [c for c in report.document["components"] if c["name"] == name]
+    assert found, f"no component {name} in {[c['name'] for c in report.document['components']]}"
+    return found[0]
+
+
+# ---- the library the tests load ----------------------------------------------
+
+
+def test_loads_the_library_ctest_names(archfit_library):
+    assert os.path.samefile(archfit.library_path(), archfit_library)
+    # The version the library reports is the project's (CMakeLists.txt).
+    assert archfit.version() == "0.1.0"
+
+
+# ---- check ---------------------------------------------------------------------
+
+
+def test_check_on_rtx_5090_fails_and_names_torch(demo_site):
+    report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
+    assert report.verdict == "fails"
+    assert report.document["schema"] == "archfit.check/1"
+    assert report.document["verdict"] == "fails"
+    torch = component(report, "torch")
+    assert torch["verdict"] == "no-image"
+    assert torch["version"] == "2.5.1+cu124"
+    assert "pip install torch" in " ".join(torch["fix"]["commands"])
+    # The JSON kept is the document parsed.
+    assert json.loads(report.json) == report.document
+
+
+def test_check_on_h100_fits(demo_site):
+    report = archfit.check(gpu="H100", site_packages=str(demo_site))  # one path, not a list
+    assert report.verdict == "fits"
+    assert component(report, "torch")["verdict"] == "native"
+
+
+def test_check_of_an_unknown_gpu_raises_naming_it(demo_site):
+    with pytest.raises(archfit.ArchfitError) as raised:
+        archfit.check(gpu="RTX 9999", site_packages=[demo_site])
+    assert raised.value.status == "ARCHFIT_ERROR_INVALID_ARGUMENT"
+    assert "RTX 9999" in str(raised.value)
+    assert not isinstance(raised.value, archfit.LibraryError)
+
+
+def test_errors_are_read_on_the_thread_that_failed(demo_site):
+    # archfit_last_error() is per thread: concurrent failing calls must each
+    # raise their own message, and the shared context must serve them all.
+    names = [f"RTX {9990 + i}" for i in range(8)]
+
+    def fail(name):
+        try:
+            archfit.check(gpu=name, site_packages=[demo_site])
+        except archfit.ArchfitError as error:
+            return str(error)
+        return "no error"
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        messages = list(pool.map(fail, names))
+    for name, message in zip(names, messages):
+        assert f'"{name}"' in message, message
+
+
+def test_report_text_is_a_checklist(demo_site):
+    failing = archfit.report_text(archfit.check(gpu="RTX 5090", site_packages=[demo_site]).document)
+    lines = failing.splitlines()
+    assert lines[0].startswith("GPU     GeForce RTX 5090 (sm_120")
+    assert "torch   2.5.1+cu124" in lines
+    assert any(line.startswith("✗ torch 2.5.1+cu124: no-image (SASS sm_75") for line in lines)
+    assert any(line.startswith("✓ fastops 1.0: ptx-jit") for line in lines)
+    assert "fails: 1 component will stop with a CUDA error" in lines
+    fix = lines.index(next(line for line in lines if line.startswith("fix torch: Install torch")))
+    assert lines[fix + 1].startswith("  pip install torch==")
+
+    fitting = archfit.report_text(archfit.check(gpu="H100", site_packages=[demo_site]).document)
+    assert "✗" not in fitting and "fits: all 2 components" in fitting
+
+
+def test_report_text_takes_a_sparse_document():
+    # A document from another archfit version, or with no GPU: no KeyError.
+    text = archfit.report_text({"schema": "archfit.check/1", "verdict": "unknown",
+                                "components": [{"name": "x", "verdict": "no-device-code"}]})
+    assert text.splitlines() == ["GPU     none found (nothing to judge against)", "driver  unknown",
+                                 "✓ x: no-device-code", "unknown: no GPU to judge against"]
+
+
+# ---- diagnose ------------------------------------------------------------------
+
+
+def test_diagnose_weighed_against_a_report_confirms(demo_site):
+    report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
+    diagnosis = archfit.diagnose(NO_KERNEL_IMAGE, report=report)
+    assert diagnosis.category == "no-kernel-image"
+    assert diagnosis.recognised is True
+    assert diagnosis.confidence == "high"
+    assert diagnosis.sm == "sm_120"
+    assert diagnosis.environment == "confirms"
+    assert diagnosis.evidence and diagnosis.evidence[0].startswith(TORCH_EVIDENCE), diagnosis.evidence
+    assert diagnosis.component == {"name": "torch", "kind": "distribution",
+                                   "version": "2.5.1+cu124", "path": ""}
+    # The check's exact fix comes first.
+    assert diagnosis.fix[0].startswith("torch: Install torch")
+    assert diagnosis.document["schema"] == "archfit.diagnosis/1"
+    assert diagnosis.document["environment"]["evidence"] == diagnosis.evidence
+    assert json.loads(diagnosis.json) == diagnosis.document
+
+
+def test_diagnose_runs_the_check_it_is_given(demo_site):
+    diagnosis = archfit.diagnose(NO_KERNEL_IMAGE, check={"gpu": "RTX 5090", "site_packages": [demo_site]})
+    assert diagnosis.environment == "confirms"
+    assert diagnosis.evidence[0].startswith(TORCH_EVIDENCE)
+    # ... and an environment where torch runs refutes the same error.
+    refuted = archfit.diagnose(NO_KERNEL_IMAGE, check={"gpu": "H100", "site_packages": [demo_site]})
+    assert refuted.environment == "refutes"
+
+
+def test_diagnose_takes_a_saved_report_json(demo_site, archfit_cli):
+    saved = subprocess.run([str(archfit_cli), "check", "--json", "--gpu", "RTX 5090",
+                            "--site-packages", str(demo_site)], capture_output=True, text=True)
+    assert saved.returncode == 1, saved.stderr
+    diagnosis = archfit.diagnose(NO_KERNEL_IMAGE, report_json=saved.stdout)
+    assert diagnosis.environment == "confirms"
+    assert diagnosis.evidence[0].startswith(TORCH_EVIDENCE)
+
+
+def test_diagnose_without_an_environment():
+    diagnosis = archfit.diagnose(NO_KERNEL_IMAGE, cuda_error=209)
+    assert diagnosis.category == "no-kernel-image"
+    assert diagnosis.environment is None and diagnosis.evidence == []
+    assert diagnosis.fix, "the knowledge base gives steps for a no-kernel-image error"
+
+
+def test_diagnose_of_bytes_that_are_not_utf8():
+    # A log in Latin-1 with a NUL in it: bytes go to the C ABI as they are.
+    text = (b"caf\xe9 \xff\xfe\x00 log line\n"
+            b"RuntimeError: CUDA error: no kernel image is available for execution on the device\n")
+    diagnosis = archfit.diagnose(text)
+    assert diagnosis.category == "no-kernel-image"
+    json.loads(diagnosis.json)  # still a valid document: bad bytes were replaced
+    # A str holding those bytes as surrogates (read with errors="surrogateescape")
+    # reaches the library as the same bytes.
+    as_str = archfit.diagnose(text.decode("utf-8", errors="surrogateescape"))
+    assert as_str.document == diagnosis.document
+
+
+def test_diagnose_of_unrecognised_text():
+    diagnosis = archfit.diagnose("ValueError: nothing to do with CUDA")
+    assert diagnosis.category == "not-recognised"
+    assert diagnosis.recognised is False
+    assert diagnosis.component is None
+
+
+def test_diagnose_a_traceback_given_apart():
+    frame = "/venv/lib/python3.11/site-packages/xformers/ops/fmha/__init__.py"
+    traceback = textwrap.dedent(f"""\
+        Traceback (most recent call last):
+          File "{frame}", line 306, in memory_efficient_attention
+            return _memory_efficient_attention(
+        """)
+    diagnosis = archfit.diagnose(
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        traceback=traceback)
+    assert diagnosis.component is not None and diagnosis.component["name"] == "xformers"
+    assert diagnosis.component["path"] == frame
+
+
+def test_diagnose_refuses_two_environments(demo_site):
+    report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
+    with pytest.raises(archfit.ArchfitError) as raised:
+        archfit.diagnose(NO_KERNEL_IMAGE, report=report, check={"gpu": "H100"})
+    assert raised.value.status == "ARCHFIT_ERROR_INVALID_ARGUMENT"
+    assert "report, check" in str(raised.value)
+
+
+def test_diagnose_names_what_is_wrong_in_its_arguments():
+    with pytest.raises(archfit.ArchfitError, match="RTX 9999"):
+        archfit.diagnose(NO_KERNEL_IMAGE, check={"gpu": "RTX 9999"})
+    with pytest.raises(archfit.ArchfitError, match="report_json") as raised:
+        archfit.diagnose(NO_KERNEL_IMAGE, report_json='{"schema": "archfit.scan/1"}')
+    assert raised.value.status == "ARCHFIT_ERROR_INVALID_ARGUMENT"
+    with pytest.raises(TypeError, match="gpus"):
+        archfit.diagnose(NO_KERNEL_IMAGE, check={"gpus": "H100"})
+
+
+def test_diagnosis_text(demo_site):
+    report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
+    text = archfit.diagnosis_text(archfit.diagnose(NO_KERNEL_IMAGE, report=report).document)
+    lines = text.splitlines()
+    assert lines[0] == "no-kernel-image (high confidence)"
+    assert "component  torch 2.5.1+cu124 (distribution)" in lines
+    assert any(line.startswith("why        A component has no code your GPU (sm_120)") for line in lines)
+    assert any(line.startswith(f"checked    confirms: {TORCH_EVIDENCE}") for line in lines)
+    assert any(line.startswith("fix        1. torch: Install torch") for line in lines)
+    assert any(line.startswith("           2. pip install torch==") for line in lines)
+
+
+# ---- the struct mirrors ----------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def c_compiler() -> str:
+    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not compiler:
+        pytest.skip("no C compiler (cc) to build the test's C programs")
+    return compiler
+
+
+LAYOUT_PROGRAM = """\
+#include <stddef.h>
+#include <stdio.h>
+#include "archfit/archfit.h"
+#define FIELD(s, f) printf(#s " " #f " %zu %zu\\n", offsetof(s, f), sizeof(((s*)0)->f));
+#define SIZE(s) printf(#s " sizeof %zu 0\\n", sizeof(s));
+int main(void) {
+%s
+  return 0;
+}
+"""
+
+
+def test_struct_mirrors_match_archfit_h(tmp_path, c_compiler, repo_root):
+    # Offsets and sizes as the C compiler lays archfit.h out, against ctypes'.
+    mirrors = {"archfit_context_options": _capi.ContextOptions,
+               "archfit_check_options": _capi.CheckOptions,
+               "archfit_diagnose_options": _capi.DiagnoseOptions,
+               "archfit_diagnosis_info": _capi.DiagnosisInfo}
+    body = []
+    for c_name, mirror in mirrors.items():
+        body.append(f"  SIZE({c_name})")
+        body.extend(f"  FIELD({c_name}, {field})" for field, _ in mirror._fields_)
+    source = tmp_path / "layout.c"
+    source.write_text(LAYOUT_PROGRAM.replace("%s", "\n".join(body)))
+    program = tmp_path / "layout"
+    subprocess.run([c_compiler, "-std=c99", "-I", str(repo_root / "sdk" / "include"), "-o",
+                    str(program), str(source)], check=True)
+    seen = {}
+    for line in subprocess.run([str(program)], capture_output=True, text=True,
+                               check=True).stdout.splitlines():
+        c_name, field, offset, size = line.split()
+        seen[(c_name, field)] = (int(offset), int(size))
+    for c_name, mirror in mirrors.items():
+        assert seen[(c_name, "sizeof")][0] == ctypes.sizeof(mirror), c_name
+        for field, _ in mirror._fields_:
+            described = getattr(mirror, field)
+            assert seen[(c_name, field)] == (described.offset, described.size), f"{c_name}.{field}"
+        # Every C field is mirrored: the last one ends where the struct does
+        # (up to padding), so a field added to archfit.h shows here.
+        last = getattr(mirror, mirror._fields_[-1][0])
+        assert ctypes.sizeof(mirror) - (last.offset + last.size) < ctypes.alignment(mirror), c_name
+
+
+# ---- finding the library (in subprocesses: the process keeps what it loads) -------
+
+PROBE = """\
+import sys
+sys.path.insert(0, {binding!r})
+import archfit
+try:
+    print("loaded", archfit.version(), archfit.library_path())
+except archfit.LibraryError as error:
+    assert isinstance(error, archfit.ArchfitError)
+    print("LibraryError:", error)
+    sys.exit(3)
+"""
+
+
+def probe(repo_root, **environment) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("ARCHFIT_LIBRARY", "LD_LIBRARY_PATH")}
+    env.update(environment)
+    code = PROBE.format(binding=str(repo_root / "host_adapters" / "python"))
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
+
+
+def test_archfit_library_names_the_library_to_load(repo_root, archfit_library):
+    result = probe(repo_root, ARCHFIT_LIBRARY=str(archfit_library))
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[:2] == ["loaded", "0.1.0"]
+
+
+def test_a_missing_library_is_a_clear_library_error(repo_root, tmp_path):
+    missing = tmp_path / "nowhere" / "libarchfit.so.0"
+    result = probe(repo_root, ARCHFIT_LIBRARY=str(missing))
+    assert result.returncode == 3, result.stdout + result.stderr
+    message = result.stdout
+    assert "libarchfit could not be loaded" in message
+    assert f"ARCHFIT_LIBRARY={missing}: cannot be loaded" in message
+    assert "beside the package:" in message  # every place it looked is named
+    assert "pip install archfit" in message and "set ARCHFIT_LIBRARY" in message
+    assert "Traceback" not in result.stderr
+
+
+def test_without_archfit_library_the_loader_path_is_searched(repo_root, archfit_library):
+    result = probe(repo_root, LD_LIBRARY_PATH=str(archfit_library.parent))
+    assert result.returncode == 0, result.stdout + result.stderr
+    loaded = result.stdout.split()[2]
+    # library_path() names the file the loader found, not the bare SONAME.
+    assert os.path.samefile(loaded, archfit_library), loaded
+
+
+def test_with_no_library_anywhere_every_place_is_named(repo_root):
+    if ctypes.util.find_library("archfit"):
+        pytest.skip(f"a libarchfit is installed on this system ({ctypes.util.find_library('archfit')})")
+    result = probe(repo_root)
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "beside the package:" in result.stdout
+    assert "ARCHFIT_LIBRARY: not set" in result.stdout
+    assert "the system: libarchfit.so.0 on the loader's search path: cannot be loaded" in result.stdout
+
+
+def build_library(c_compiler, directory: Path, name: str, source: str) -> Path:
+    (directory / f"{name}.c").write_text(source)
+    library = directory / f"{name}.so"
+    subprocess.run([c_compiler, "-shared", "-fPIC", "-o", str(library), str(directory / f"{name}.c")],
+                   check=True)
+    return library
+
+
+def test_a_library_of_another_abi_major_is_refused(repo_root, tmp_path, c_compiler):
+    # archfit 1.0.0 as far as archfit_version() tells: nothing else is asked.
+    other = build_library(c_compiler, tmp_path, "libarchfit_v1",
+                          "unsigned archfit_version(void) { return 10000; }\n")
+    result = probe(repo_root, ARCHFIT_LIBRARY=str(other))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert f"ARCHFIT_LIBRARY={other}: is libarchfit 1.0.0, ABI major 1; this binding speaks ABI major 0" \
+        in result.stdout
+
+
+def test_a_library_that_is_not_archfit_is_refused(repo_root, tmp_path, c_compiler):
+    other = build_library(c_compiler, tmp_path, "libother", "int other_function(void) { return 0; }\n")
+    result = probe(repo_root, ARCHFIT_LIBRARY=str(other))
+    assert result.returncode == 3, result.stdout + result.stderr
+    assert "is not libarchfit: it has no archfit_version()" in result.stdout
+
+
+# ---- the console script from the source tree ---------------------------------------
+
+
+def test_the_command_says_when_its_binary_is_missing(repo_root):
+    # The source tree has no archfit/bin/archfit (only the wheel does).
+    env = dict(os.environ, PYTHONPATH=str(repo_root / "host_adapters" / "python"))
+    result = subprocess.run([sys.executable, "-m", "archfit", "--version"], capture_output=True,
+                            text=True, env=env)
+    assert result.returncode == 2
+    assert "the archfit command bundled with this package is missing" in result.stderr
+    assert "pip install --force-reinstall archfit" in result.stderr
