@@ -63,8 +63,13 @@ def report_text(document: Mapping[str, Any]) -> str:
         lines.append(f"torch   {document['torch']}")
 
     components = document.get("components") or []
+    judged = bool(devices)
     for component in components:
         verdict = str(component.get("verdict") or "?")
+        if not judged:
+            # With no GPU nothing was judged: no mark, whatever the verdict field says.
+            lines.append(f"· {_name_version(component)}: not judged")
+            continue
         line = f"{_mark(verdict)} {_name_version(component)}: {verdict}"
         if component.get("evidence"):
             line += f" ({component['evidence']})"
@@ -78,7 +83,8 @@ def report_text(document: Mapping[str, Any]) -> str:
         count = len(failing)
         lines.append(f"fails: {count} component{'' if count == 1 else 's'} will stop with a CUDA error")
     else:
-        lines.append("unknown: no GPU to judge against")
+        lines.append("unknown: no GPU to judge against; name one to ask about it "
+                     "(ARCHFIT_GPU=\"RTX 5090\" for the host adapters, --gpu on the command line)")
 
     shown = 0
     for component in failing:

@@ -108,6 +108,32 @@ def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyu
     assert "torch" in message and "Install torch 2.7.0+cu128" in message, message
 
 
+def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, demo_site,
+                                                                        monkeypatch, caplog):
+    import ctypes
+
+    try:
+        ctypes.CDLL("libcuda.so.1")
+        pytest.skip("this machine has an NVIDIA driver: the no-GPU path needs one without")
+    except OSError:
+        pass
+    monkeypatch.delenv("ARCHFIT_GPU")
+    monkeypatch.setattr("site.getsitepackages", lambda: [str(demo_site)])
+    caplog.set_level(logging.INFO, logger="archfit")
+    pack = comfyui.load()
+    wait_for_startup_check(pack)
+    block = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit] ")]
+    assert "[archfit] GPU none found; driver not found" in block, block
+    assert any("no GPU to judge against: set ARCHFIT_GPU" in line for line in block), block
+    node = pack.NODE_CLASS_MAPPINGS["ArchfitPreflight"]()
+    text, fits, passthrough = node.run(stop_on_failure=True, passthrough=1)["result"]
+    # Nothing is known to fail, so nothing is blocked; but it does not "fit" either.
+    assert (fits, passthrough) == (False, 1)
+    assert "unknown: no GPU to judge against" in text and "ARCHFIT_GPU" in text, text
+    assert "· torch 2.5.1+cu124: not judged" in text, text
+    assert "✓" not in text, text
+
+
 def test_preflight_passes_on_a_gpu_the_environment_fits(comfyui, demo_site, monkeypatch):
     monkeypatch.setenv("ARCHFIT_GPU", "H100")
     pack = comfyui.load()
