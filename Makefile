@@ -114,6 +114,7 @@ test-realworld: build
 	@$(REALWORLD_VENV)/bin/python -c 'import pytest, yaml' 2>/dev/null || \
 	  $(REALWORLD_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pytest pyyaml
 	$(REALWORLD_RUN) tests/realworld/fetch_wheels.py
+	$(REALWORLD_RUN) tests/realworld/invokeai_venv.py
 	ARCHFIT_BIN=$(abspath $(BUILD_DIR))/sdk/archfit $(REALWORLD_RUN) -m pytest -v tests/realworld
 
 clean:
