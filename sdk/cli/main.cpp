@@ -12,6 +12,7 @@
 #include "explain_command.hpp"
 #include "install_command.hpp"
 #include "jit_command.hpp"
+#include "plugins_command.hpp"
 #include "scan_command.hpp"
 
 int main(int argc, char** argv) {
@@ -31,6 +32,8 @@ int main(int argc, char** argv) {
   explain.add_to(app);
   archfit::cli::InstallCommand install;
   install.add_to(app);
+  archfit::cli::PluginsCommand plugins;
+  plugins.add_to(app);
 
   try {
     app.parse(argc, argv);
@@ -45,6 +48,7 @@ int main(int argc, char** argv) {
     if (jit.chosen()) return jit.run();
     if (explain.chosen()) return explain.run();
     if (install.chosen()) return install.run();
+    if (plugins.chosen()) return plugins.run();
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit: %s\n", error.what());
     return 2;

@@ -4,12 +4,11 @@
 
 #include "guard.hpp"
 #include "handles.hpp"
-#include "string_list.hpp"
+#include "jit/module_desc.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
 using archfit::capi::require_argument;
-using archfit::capi::string_list;
 namespace jit = archfit::jit;
 
 namespace {
@@ -40,18 +39,10 @@ archfit_status archfit_module_create(archfit_context* context, const archfit_mod
     require_argument(out_module, "out_module");
     const auto desc = archfit::capi::read_options(given, "archfit_module_desc");
     jit::KernelModuleSpec spec;
-    spec.name = desc.name ? desc.name : "module";
-    if (desc.source) spec.source = desc.source;
-    if (desc.source_name) spec.source_name = desc.source_name;
-    const auto names = string_list(desc.header_names, desc.header_count, "header_names");
-    const auto contents = string_list(desc.header_contents, desc.header_count, "header_contents");
-    for (size_t i = 0; i < names.size(); ++i) spec.headers[names[i]] = contents[i];
-    spec.options = string_list(desc.options, desc.option_count, "options");
-    spec.entry_points = string_list(desc.entry_points, desc.entry_point_count, "entry_points");
-    if (desc.prebuilt_size != 0) {
-      require_argument(desc.prebuilt, "prebuilt");
-      const auto* bytes = static_cast<const std::byte*>(desc.prebuilt);
-      spec.prebuilt.assign(bytes, bytes + desc.prebuilt_size);
+    try {
+      spec = jit::spec_from_desc(desc);
+    } catch (const jit::ModuleDescError& error) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }
     jit::JitOptions options;
     options.libcuda = context->libcuda;

@@ -1,10 +1,9 @@
 // Finding the knowledge base on disk. The order is the one resolve_kb_dir
 // documents; sdk/data/kb/README.md says the same for users.
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <system_error>
 
+#include "env/module_location.hpp"
 #include "knowledge_base.hpp"
 
 #ifndef ARCHFIT_KB_SOURCE_DIR
@@ -27,25 +26,6 @@ bool has_kb(const fs::path& dir) {
   return !dir.empty() && fs::is_regular_file(dir / "gpus.yaml", error);
 }
 
-// The directory of the file this code was loaded from: libarchfit.so, or
-// the executable it is linked into. For an executable dladdr names what
-// argv[0] said (a bare "archfit", or a symlink elsewhere), so the kernel's
-// /proc/self/exe is asked instead.
-fs::path running_module_dir() {
-  Dl_info info{};
-  static const int anchor = 0;
-  fs::path module;
-  if (dladdr(&anchor, &info) != 0 && info.dli_fname && fs::path(info.dli_fname).is_absolute() &&
-      fs::path(info.dli_fname).filename().string().find(".so") != std::string::npos) {
-    module = info.dli_fname;
-  } else {
-    std::error_code error;
-    module = fs::read_symlink("/proc/self/exe", error);
-    if (error) return {};
-  }
-  return module.parent_path();
-}
-
 }  // namespace
 
 fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
@@ -65,7 +45,7 @@ fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
   // <prefix>/bin/archfit, <prefix>/lib/libarchfit.so and
   // <prefix>/lib/<multiarch>/libarchfit.so all find <prefix>/share/archfit/kb.
   const auto relative = fs::path(ARCHFIT_KB_DATADIR) / "archfit" / "kb";
-  if (const auto module_dir = running_module_dir(); !module_dir.empty()) {
+  if (const auto module_dir = env::running_module_dir(); !module_dir.empty()) {
     for (const auto& prefix : {module_dir.parent_path(), module_dir.parent_path().parent_path()}) {
       if (has_kb(prefix / relative)) return prefix / relative;
     }

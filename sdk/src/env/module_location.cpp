@@ -1,0 +1,29 @@
+#include "module_location.hpp"
+
+#include <dlfcn.h>
+
+#include <string>
+#include <system_error>
+
+namespace archfit::env {
+
+namespace fs = std::filesystem;
+
+// For an executable dladdr names what argv[0] said (a bare "archfit", or a
+// symlink elsewhere), so the kernel's /proc/self/exe is asked instead.
+fs::path running_module_dir() {
+  Dl_info info{};
+  static const int anchor = 0;
+  fs::path module;
+  if (dladdr(&anchor, &info) != 0 && info.dli_fname && fs::path(info.dli_fname).is_absolute() &&
+      fs::path(info.dli_fname).filename().string().find(".so") != std::string::npos) {
+    module = info.dli_fname;
+  } else {
+    std::error_code error;
+    module = fs::read_symlink("/proc/self/exe", error);
+    if (error) return {};
+  }
+  return module.parent_path();
+}
+
+}  // namespace archfit::env

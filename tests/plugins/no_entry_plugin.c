@@ -1,0 +1,2 @@
+/* A shared library that is not a plugin: it exports no negotiation entry point. */
+int not_a_plugin(void) { return 1; }

@@ -1,0 +1,177 @@
+// plugin/: manifests read before loading, the ABI negotiated, each way a
+// plugin can be bad rejected with its path and reason while the others
+// load, and nothing of a plugin left mapped once it is loaded. The plugins
+// are purpose-built (tests/plugins).
+#include "plugin/plugin_host.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "saved_env.hpp"
+
+namespace fs = std::filesystem;
+using namespace archfit::plugin;
+
+namespace {
+
+const fs::path kPlugins = ARCHFIT_TEST_PLUGIN_DIR;
+
+fs::path manifest(const std::string& name) {
+  return kPlugins / name / (name + kManifestSuffix);
+}
+
+// The reason load_plugin refuses `name` with; "" when it loads.
+std::string rejection(const fs::path& manifest_path, uint32_t low = 1, uint32_t high = 1) {
+  try {
+    load_plugin(manifest_path, low, high);
+  } catch (const PluginError& error) {
+    return error.what();
+  }
+  return "";
+}
+
+bool mapped(const fs::path& library) {
+  std::ifstream maps("/proc/self/maps");
+  std::stringstream text;
+  text << maps.rdbuf();
+  return text.str().find(library.filename().string()) != std::string::npos;
+}
+
+class ScratchDir {
+ public:
+  ScratchDir() : path_(fs::temp_directory_path() / ("archfit_plugins_" + std::to_string(::getpid()))) {
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~ScratchDir() { fs::remove_all(path_); }
+  fs::path write(const std::string& name, const std::string& text) const {
+    std::ofstream(path_ / name) << text;
+    return path_ / name;
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+}  // namespace
+
+TEST(PluginHost, AGoodPluginIsNegotiatedCopiedAndUnloaded) {
+  const LoadedPlugin plugin = load_plugin(manifest("good"), 1, 1);
+  EXPECT_EQ(plugin.name, "good");
+  EXPECT_EQ(plugin.version, "1.2.3");
+  EXPECT_EQ(plugin.abi, 1u);
+  ASSERT_EQ(plugin.modules.size(), 1u);
+  EXPECT_EQ(plugin.modules[0].name, "good.scale");
+  EXPECT_EQ(plugin.modules[0].entry_points, std::vector<std::string>{"scale"});
+  EXPECT_NE(plugin.modules[0].source.find("__global__ void scale"), std::string::npos);
+  EXPECT_EQ(plugin.probe_json, R"({"plugin": "good", "answer": 42})");
+  // Everything was copied: the library is no longer mapped.
+  EXPECT_FALSE(mapped(plugin.manifest.library)) << plugin.manifest.library;
+  // A host offering a range that holds 1 gets 1.
+  EXPECT_EQ(load_plugin(manifest("good"), 1, 3).abi, 1u);
+}
+
+TEST(PluginHost, NegotiationThatFailsIsRejectedWithTheReason) {
+  EXPECT_NE(rejection(manifest("decline")).find("declined every plugin ABI this archfit speaks (1)"),
+            std::string::npos);
+  EXPECT_NE(rejection(manifest("far")).find("chose plugin ABI 7, outside the 1 this archfit offered"),
+            std::string::npos);
+  // The good plugin speaks only 1: a host offering 2–3 is declined.
+  EXPECT_NE(rejection(manifest("good"), 2, 3).find("its manifest says plugin ABI 1, this archfit "
+                                                   "speaks 2–3"),
+            std::string::npos);
+  // A manifest for ABIs this archfit does not speak is refused before loading.
+  EXPECT_NE(rejection(manifest("future")).find("its manifest says plugin ABI 2–3"),
+            std::string::npos);
+  EXPECT_FALSE(mapped(kPlugins / "future" / "libtest_future.so"));
+}
+
+TEST(PluginHost, EachWayAPluginCanBeBrokenIsNamed) {
+  EXPECT_NE(rejection(manifest("no_entry")).find("exports no archfit_plugin_negotiate"),
+            std::string::npos);
+  EXPECT_NE(rejection(manifest("throwing"))
+                .find("it threw from its entry point: the plugin's own start-up failed"),
+            std::string::npos);
+  EXPECT_NE(rejection(manifest("misnamed"))
+                .find("it reports the name \"someone_else\", its manifest says \"misnamed\""),
+            std::string::npos);
+  EXPECT_NE(rejection(manifest("no_entries")).find("module 0 (no_entries.scale) names no entry "
+                                                   "points"),
+            std::string::npos);
+  const std::string corrupted = rejection(manifest("corrupted"));
+  EXPECT_NE(corrupted.find("libtest_corrupted.so cannot be loaded"), std::string::npos) << corrupted;
+  // The loader's own words, not an errno.
+  EXPECT_NE(corrupted.find("ELF"), std::string::npos) << corrupted;
+}
+
+TEST(PluginHost, ABadManifestIsRejectedBeforeAnythingLoads) {
+  ScratchDir dir;
+  const auto reason = [&](const std::string& text) {
+    return rejection(dir.write("x.archfit-plugin.yaml", text));
+  };
+  EXPECT_NE(reason("schema: [unclosed\n").find("not YAML (line"), std::string::npos);
+  EXPECT_NE(reason("- a list\n").find("not a YAML mapping"), std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/2\nname: x\nlibrary: l.so\nabi: 1\n")
+                .find("schema is \"archfit.plugin/2\""),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nlibrary: l.so\nabi: 1\n").find("has no `name`"),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nname: x\nabi: 1\n").find("has no `library`"),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nname: x\nlibrary: /abs/l.so\nabi: 1\n")
+                .find("relative to the manifest"),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nname: x\nlibrary: l.so\nabi: one\n")
+                .find("`abi` must be a version number"),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nname: x y\nlibrary: l.so\nabi: 1\n")
+                .find("is not 1 to 100 letters"),
+            std::string::npos);
+  EXPECT_NE(reason("schema: archfit.plugin/1\nname: x\nlibrary: missing.so\nabi: 1\n")
+                .find("missing.so does not exist"),
+            std::string::npos);
+  EXPECT_NE(rejection(dir.path() / "absent.archfit-plugin.yaml").find("cannot be read"),
+            std::string::npos);
+}
+
+TEST(PluginHost, TheSearchLoadsWhatItCanAndRejectsTheRestWithPaths) {
+  archfit::testing::SavedEnv saved({"ARCHFIT_PLUGIN_PATH"});
+  ::setenv("ARCHFIT_PLUGIN_PATH", (kPlugins.string() + ":/no/such/dir").c_str(), 1);
+  PluginSearch search;
+  search.install_dir = false;
+  const PluginSet set = load_plugins(search);
+  ASSERT_EQ(set.searched.size(), 1u);  // the directory that exists, once
+  ASSERT_EQ(set.loaded.size(), 1u);
+  EXPECT_EQ(set.loaded[0].name, "good");
+  std::map<std::string, std::string> reasons;
+  for (const auto& rejected : set.rejected)
+    reasons[rejected.path.parent_path().filename().string()] = rejected.reason;
+  for (const char* bad : {"decline", "far", "misnamed", "no_entries", "throwing", "no_entry",
+                          "future", "corrupted"})
+    EXPECT_EQ(reasons.count(bad), 1u) << bad;
+  EXPECT_EQ(set.rejected.size(), 8u);
+  // The same directory given by the host too: searched once, nothing twice.
+  search.paths = {kPlugins};
+  EXPECT_EQ(load_plugins(search).searched.size(), 1u);
+}
+
+TEST(PluginHost, ASecondPluginOfTheSameNameIsRejectedNamingTheFirst) {
+  ScratchDir dir;
+  fs::create_directories(dir.path() / "copy");
+  fs::copy_file(kPlugins / "good" / "libtest_good.so", dir.path() / "copy" / "libtest_good.so");
+  std::ofstream(dir.path() / "copy" / "good.archfit-plugin.yaml")
+      << "schema: archfit.plugin/1\nname: good\nlibrary: libtest_good.so\nabi: 1\n";
+  PluginSearch search;
+  search.environment = search.install_dir = false;
+  search.paths = {kPlugins / "good", dir.path()};
+  const PluginSet set = load_plugins(search);
+  ASSERT_EQ(set.loaded.size(), 1u);
+  ASSERT_EQ(set.rejected.size(), 1u);
+  EXPECT_NE(set.rejected[0].reason.find("already loaded from " + manifest("good").string()),
+            std::string::npos)
+      << set.rejected[0].reason;
+}
