@@ -43,18 +43,26 @@ std::string read_text(const fs::path& path) {
   return text.str();
 }
 
+// The name of GPU 0, or nullopt with `reason` saying why there is none.
+std::optional<std::string> first_gpu(std::string& reason) {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error != cudaSuccess || count == 0) {
+    reason = std::string("no CUDA GPU here (") + cudaGetErrorString(error) +
+             "): the GPU tests run on a machine with one (tests/gpu/run.sh)";
+    return std::nullopt;
+  }
+  cudaDeviceProp properties{};
+  cudaGetDeviceProperties(&properties, 0);
+  return std::string(properties.name);
+}
+
 class GpuRmsnorm : public ::testing::Test {
  protected:
   void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      GTEST_SKIP() << "no CUDA GPU here (" << cudaGetErrorString(error)
-                   << "): the GPU tests run on a machine with one (tests/gpu/run.sh)";
-    }
-    cudaDeviceProp properties{};
-    cudaGetDeviceProperties(&properties, 0);
-    device_ = properties.name;
+    const std::optional<std::string> device = first_gpu(skip_reason_);
+    if (!device) GTEST_SKIP() << skip_reason_;
+    device_ = *device;
     KernelCache::Options options;
     cache_dir_ = fs::temp_directory_path() / ("archfit_gpu_cache_" + std::to_string(::getpid()));
     options.dir = cache_dir_;
@@ -125,6 +133,7 @@ class GpuRmsnorm : public ::testing::Test {
   }
 
   std::string device_;
+  std::string skip_reason_;
   fs::path cache_dir_;
   std::unique_ptr<KernelCache> cache_;
 };
@@ -253,15 +262,9 @@ class GpuImagegenKernels : public ::testing::Test {
   };
 
   void SetUp() override {
-    int count = 0;
-    const cudaError_t error = cudaGetDeviceCount(&count);
-    if (error != cudaSuccess || count == 0) {
-      GTEST_SKIP() << "no CUDA GPU here (" << cudaGetErrorString(error)
-                   << "): the GPU tests run on a machine with one (tests/gpu/run.sh)";
-    }
-    cudaDeviceProp properties{};
-    cudaGetDeviceProperties(&properties, 0);
-    device_ = properties.name;
+    const std::optional<std::string> device = first_gpu(skip_reason_);
+    if (!device) GTEST_SKIP() << skip_reason_;
+    device_ = *device;
     ASSERT_EQ(archfit_context_create(nullptr, &context_), ARCHFIT_OK) << archfit_last_error();
   }
   void TearDown() override { archfit_context_destroy(context_); }
@@ -412,6 +415,7 @@ class GpuImagegenKernels : public ::testing::Test {
   }
 
   std::string device_;
+  std::string skip_reason_;
   archfit_context* context_ = nullptr;
   static inline fs::path cache_dir_;
   static inline std::optional<std::string> old_cache_env_;

@@ -97,10 +97,6 @@ std::vector<const EnvironmentComponent*> failing(const Environment& environment)
   return out;
 }
 
-// The component the check lists under the culprit's name.
-const EnvironmentComponent* find(const Environment& environment, const Culprit& culprit) {
-  return environment.component(culprit.name);
-}
 
 // The check's fix for a component it finds failing: "<name>: <summary>"
 // and its commands. Exact for the installed version and every GPU judged.
@@ -151,7 +147,7 @@ constexpr const char* kNotOnDisk =
 // does the component have code for the GPU?
 void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
   const auto fails = failing(environment);
-  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
   if (mine && (mine->fails() || mine->verdict == "relocatable-only")) {
     finding.verdict = "confirms";
     finding.evidence.push_back(component_sentence(*mine, environment));
@@ -216,7 +212,7 @@ void weigh_ptx_too_new(Diagnosis& d, const Environment& environment,
   for (const auto& component : environment.components) {
     if (component.verdict == "ptx-too-new-for-driver") too_new.push_back(&component);
   }
-  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
   if (!too_new.empty()) {
     finding.verdict = "confirms";
     if (mine && mine->verdict == "ptx-too-new-for-driver") {
@@ -353,7 +349,7 @@ void weigh(Diagnosis& d, const Environment& environment) {
     weigh_other(d, environment, finding);
   }
 
-  const EnvironmentComponent* mine = d.component ? find(environment, *d.component) : nullptr;
+  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
   if (mine && !mine->version.empty()) d.component->version = mine->version;
   // The text may not name the GPU; the check knows it.
   if (d.sm.empty()) {
