@@ -29,6 +29,11 @@ void CheckCommand::add_to(CLI::App& app) {
       "--plan", plan_,
       "Print a shell script that backs up the environment, replaces what fails and checks "
       "again (archfit never runs it)");
+  check->add_flag("--no-plugins", no_plugins_,
+                  "Load no plugins (their probes add facts such as torch's compiled arch flags)");
+  check->add_option("--plugin-path", plugin_paths_,
+                    "Also load plugins from this folder (before ARCHFIT_PLUGIN_PATH)")
+      ->allow_extra_args(false);
   check->add_option("paths", paths_, "Further files or directories to judge");
 }
 
@@ -69,6 +74,10 @@ int CheckCommand::run() const {
     check::CheckOptions options = probe_.check_options("archfit check", std::cerr);
     for (const auto& path : paths_) options.paths.emplace_back(path);
     options.confirm = confirm_;
+    if (!no_plugins_) {
+      options.plugins.emplace();
+      options.plugins->paths.assign(plugin_paths_.begin(), plugin_paths_.end());
+    }
     check::CheckReport report;
     {
       // Gone (its line cleared) before the report is printed.

@@ -23,6 +23,8 @@ class CheckCommand {
   bool json_ = false;
   bool plan_ = false;
   bool confirm_ = false;
+  bool no_plugins_ = false;
+  std::vector<std::string> plugin_paths_;
   bool progress_ = false;
   bool no_progress_ = false;
 };

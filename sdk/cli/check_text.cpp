@@ -85,6 +85,14 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
         << (library.version.empty() ? "" : "." + library.version) << "  "
         << paint("2", library.path.parent_path().string() + " (" + library.origin + ")") << '\n';
   }
+  for (const auto& probe : report.probes) {
+    out << "probe   " << probe.plugin << ": " << probe.summary << '\n';
+    for (size_t d = 0; d < probe.per_device.size() && d < report.devices.size(); ++d) {
+      const compat::Verdict verdict = probe.per_device[d];
+      out << "        its arch flags on " << report.devices[d].name << ": "
+          << paint(mark_color(verdict), std::string(compat::to_string(verdict))) << '\n';
+    }
+  }
   out << '\n';
 
   size_t failing = 0, warning = 0;

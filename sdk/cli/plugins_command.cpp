@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "plugin/plugin_host.hpp"
+#include "plugin/plugin_json.hpp"
 
 namespace archfit::cli {
 
@@ -25,33 +26,8 @@ int PluginsCommand::run() const {
   search.paths.assign(paths_.begin(), paths_.end());
   const plugin::PluginSet set = plugin::load_plugins(search);
   if (json_) {
-    nlohmann::json loaded = nlohmann::json::array();
-    for (const auto& plugin : set.loaded) {
-      nlohmann::json modules = nlohmann::json::array();
-      for (const auto& module : plugin.modules)
-        modules.push_back({{"name", module.name},
-                           {"entry_points", module.entry_points},
-                           {"source", !module.source.empty()},
-                           {"prebuilt_bytes", module.prebuilt.size()}});
-      loaded.push_back({{"name", plugin.name},
-                        {"version", plugin.version},
-                        {"description", plugin.description},
-                        {"abi", plugin.abi},
-                        {"manifest", plugin.manifest.path.string()},
-                        {"library", plugin.manifest.library.string()},
-                        {"modules", modules},
-                        {"probe", plugin.probe_json.empty()
-                                      ? nlohmann::json(nullptr)
-                                      : nlohmann::json::parse(plugin.probe_json, nullptr, false)},
-                        {"milliseconds", plugin.milliseconds}});
-    }
-    nlohmann::json rejected = nlohmann::json::array();
-    for (const auto& plugin : set.rejected)
-      rejected.push_back({{"path", plugin.path.string()}, {"reason", plugin.reason}});
-    nlohmann::json searched = nlohmann::json::array();
-    for (const auto& dir : set.searched) searched.push_back(dir.string());
-    std::cout << nlohmann::json{{"searched", searched}, {"loaded", loaded}, {"rejected", rejected}}
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+    std::cout << plugin::plugin_set_json(set).dump(2, ' ', false,
+                                                   nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
     if (set.searched.empty())

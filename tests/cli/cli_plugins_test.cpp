@@ -18,11 +18,13 @@ TEST(CliPlugins, ListsLoadedAndRejectedWithReasonsAndExitsOneWhenSomeAreRejected
                                                                    kPlugins + "'");
   EXPECT_EQ(result.exit_code, 1) << result.out;
   const auto json = nlohmann::json::parse(result.out);
-  // The test plugins' good one, and the build's own (imagegen_ops) when built.
+  // The test plugins' good one, and the build's own (imagegen_ops, and
+  // torch_probe where libtorch was found) when built.
   nlohmann::json good;
   for (const auto& plugin : json["loaded"]) {
     if (plugin["name"] == "good") good = plugin;
-    else EXPECT_EQ(plugin["name"], "imagegen_ops");
+    else EXPECT_TRUE(plugin["name"] == "imagegen_ops" || plugin["name"] == "torch_probe")
+        << plugin["name"];
   }
   ASSERT_FALSE(good.is_null()) << result.out;
   EXPECT_EQ(good["modules"][0]["entry_points"][0], "scale");
@@ -44,3 +46,45 @@ TEST(CliPlugins, OnlyGoodPluginsExitZero) {
   EXPECT_EQ(none.exit_code, 0) << none.out;
   EXPECT_EQ(none.out.find("/no/such/dir"), std::string::npos) << none.out;
 }
+
+// `archfit check` loads the plugins and shows their probes; --no-plugins
+// loads none. Over the demo environment on a simulated RTX 5090.
+TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
+  const std::string check = "check --json --gpu sm_120 --site-packages '" +
+                            std::string(ARCHFIT_DEMO_SITE) + "' --plugin-path '" + kPlugins +
+                            "/good'";
+  const auto with = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", check);
+  ASSERT_EQ(with.exit_code, 1) << with.out;  // the demo environment fails on sm_120
+  const auto report = nlohmann::json::parse(with.out.substr(with.out.find('{')));
+  nlohmann::json good;
+  for (const auto& probe : report["probes"]) {
+    if (probe["plugin"] == "good") good = probe;
+  }
+  ASSERT_FALSE(good.is_null()) << report["probes"].dump();
+  EXPECT_EQ(good["facts"]["answer"], 42);
+  EXPECT_EQ(good["summary"], "good 1.2.3");
+  EXPECT_TRUE(good["per_device"].empty());
+
+  const auto without = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", check + " --no-plugins");
+  ASSERT_EQ(without.exit_code, 1) << without.out;
+  const auto bare = nlohmann::json::parse(without.out.substr(without.out.find('{')));
+  EXPECT_TRUE(bare["probes"].empty()) << bare["probes"].dump();
+  // The rest of the report is the same.
+  EXPECT_EQ(bare["components"], report["components"]);
+}
+
+#ifdef ARCHFIT_TORCH_PROBE_BUILT
+// torch_probe, built against Debian's CPU-only libtorch 1.13.1, loaded from
+// the build's plugin folder as an installed archfit loads it from its own.
+TEST(CliPlugins, TorchProbeSaysWhichLibtorchAndThatItIsCpuOnly) {
+  const auto result = run_archfit_with(
+      "ARCHFIT_PLUGIN_PATH= ",
+      "check --gpu sm_120 --site-packages '" + std::string(ARCHFIT_DEMO_SITE) + "'");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(result.out.find("probe   torch_probe: libtorch 1.13"), std::string::npos) << result.out;
+  EXPECT_NE(result.out.find("a CPU-only build (no CUDA kernels); not the environment's torch "
+                            "2.5.1+cu124"),
+            std::string::npos)
+      << result.out;
+}
+#endif

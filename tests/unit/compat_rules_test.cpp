@@ -421,4 +421,35 @@ TEST(CompatTorchCheck, ReproducesTorchIgnoringPtxStrippingSuffixesAndEmptyLists)
   EXPECT_TRUE(archfit::compat::torch_check_cubins_passes({}, device("12.0")));
 }
 
+// --- a list of compile targets (torch's arch flags) -------------------------
+
+TEST(CompatArchList, Torch271Cu126HasNoImageForAnRtx50AndRunsOnAnAda) {
+  // torch 2.7.1+cu126's NVCC_FLAGS_EXTRA (tests/data/torch/README.md).
+  const std::vector<std::string> cu126 = {"sm_50", "sm_60", "sm_70", "sm_75",
+                                          "sm_80", "sm_86", "sm_90"};
+  EXPECT_EQ(archfit::compat::judge_arch_list(cu126, device("12.0")), Verdict::no_image);
+  EXPECT_EQ(archfit::compat::judge_arch_list(cu126, device("8.9")), Verdict::native);
+  EXPECT_EQ(archfit::compat::judge_arch_list(cu126, device("9.0")), Verdict::native);
+}
+
+TEST(CompatArchList, PtxInTheListIsJitOnANewerDevice) {
+  const std::vector<std::string> with_ptx = {"sm_80", "sm_90", "compute_90"};
+  EXPECT_EQ(archfit::compat::judge_arch_list(with_ptx, device("12.0")), Verdict::ptx_jit);
+  // SASS is preferred where it runs.
+  EXPECT_EQ(archfit::compat::judge_arch_list(with_ptx, device("9.0")), Verdict::native);
+  // Arch-specific PTX JITs for its own capability only.
+  const std::vector<std::string> specific = {"compute_90a"};
+  EXPECT_EQ(archfit::compat::judge_arch_list(specific, device("12.0")), Verdict::no_image);
+}
+
+TEST(CompatArchList, AnEmptyOrUnreadableListHasNoDeviceCode) {
+  EXPECT_EQ(archfit::compat::judge_arch_list({}, device("12.0")), Verdict::no_device_code);
+  const std::vector<std::string> unreadable = {"sm_", "gfx90a", "compute_x", ""};
+  EXPECT_EQ(archfit::compat::judge_arch_list(unreadable, device("12.0")),
+            Verdict::no_device_code);
+  // Names it cannot read do not hide one it can.
+  const std::vector<std::string> mixed = {"sm_bogus", "sm_120"};
+  EXPECT_EQ(archfit::compat::judge_arch_list(mixed, device("12.0")), Verdict::native);
+}
+
 }  // namespace

@@ -214,6 +214,12 @@ typedef struct archfit_check_options {
   /* Non-zero: ask the real driver to load one container of each binary on
    * each real GPU (cuModuleLoadData) and report where it disagrees. */
   int confirm;
+  /* Added in 0.1 after confirm: non-zero loads the plugins the default search
+   * finds (ARCHFIT_PLUGIN_PATH, then <prefix>/lib/archfit/plugins) and adds
+   * their probes' facts (torch_probe: torch's compiled arch flags) to the
+   * report's "probes". Zero loads none: a host that runs torch itself knows
+   * more than a probe that loads a libtorch of its own. */
+  int plugins;
 } archfit_check_options;
 
 typedef enum archfit_overall_verdict {
@@ -405,6 +411,73 @@ typedef struct archfit_load_info {
 /* Which path the load took and why. Strings are borrowed from `loaded`. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_loaded_module_info(
     const archfit_loaded_module* loaded, archfit_load_info* out_info) ARCHFIT_NOEXCEPT;
+
+/* ---- plugins ------------------------------------------------------------------
+ *
+ * Shared-library plugins (archfit_plugin.h, docs/plugins.md) found through
+ * their manifests, loaded, asked what they offer, and unloaded again: a set
+ * holds copies, so nothing in it depends on a plugin library staying loaded.
+ * A plugin that cannot be used is listed as rejected, with its path and the
+ * reason, and the others load on. */
+
+typedef struct archfit_plugin_set archfit_plugin_set;
+
+typedef struct archfit_plugin_search {
+  uint32_t struct_size;     /* sizeof(archfit_plugin_search) */
+  const char* const* paths; /* folders searched first, in order */
+  size_t path_count;
+  int skip_environment; /* non-zero: ignore ARCHFIT_PLUGIN_PATH */
+  int skip_install_dir; /* non-zero: not <prefix>/lib/archfit/plugins */
+} archfit_plugin_search;
+
+/* search may be NULL: ARCHFIT_PLUGIN_PATH, then the install's plugin folder.
+ * Bad plugins never fail the call; they are in the set's rejected list. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_plugins_load(archfit_context* context, const archfit_plugin_search* search,
+                     archfit_plugin_set** out_set) ARCHFIT_NOEXCEPT;
+ARCHFIT_API void archfit_plugin_set_destroy(archfit_plugin_set* set) ARCHFIT_NOEXCEPT;
+
+typedef struct archfit_plugin_entry {
+  uint32_t struct_size; /* set by the caller: sizeof(archfit_plugin_entry) */
+  const char* name;     /* borrowed from the set, as are the other strings */
+  const char* version;
+  const char* description;
+  const char* manifest; /* the manifest's path */
+  uint32_t abi;         /* the plugin ABI version negotiated */
+  size_t module_count;
+  const char* probe_json; /* its probe's JSON object; NULL when it has no probe */
+  double milliseconds;    /* finding, loading, negotiating, copying, unloading */
+} archfit_plugin_entry;
+
+/* The loaded plugins, in the order found. */
+ARCHFIT_API size_t archfit_plugin_set_count(const archfit_plugin_set* set) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_plugin_set_get(
+    const archfit_plugin_set* set, size_t index, archfit_plugin_entry* out_entry) ARCHFIT_NOEXCEPT;
+/* The name of module `module_index` of plugin `index` ("imagegen_ops.rmsnorm");
+ * borrowed; NULL for an index out of range. */
+ARCHFIT_API const char* archfit_plugin_set_module_name(const archfit_plugin_set* set, size_t index,
+                                                       size_t module_index) ARCHFIT_NOEXCEPT;
+/* A kernel module (as archfit_module_create makes) from the module of that
+ * name a loaded plugin offers (the first, in the order found); when none
+ * does, ARCHFIT_ERROR_INVALID_ARGUMENT, with the modules that are offered in
+ * archfit_last_error(). */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_plugin_set_module_create(archfit_context* context, const archfit_plugin_set* set,
+                                 const char* module_name,
+                                 archfit_module** out_module) ARCHFIT_NOEXCEPT;
+
+/* The rejected plugins: each one's path and the reason, borrowed; NULL for an
+ * index out of range. */
+ARCHFIT_API size_t archfit_plugin_set_rejected_count(const archfit_plugin_set* set)
+    ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_plugin_set_rejected_path(const archfit_plugin_set* set,
+                                                         size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_plugin_set_rejected_reason(const archfit_plugin_set* set,
+                                                           size_t index) ARCHFIT_NOEXCEPT;
+/* {searched, loaded, rejected}, as `archfit plugins list --json` prints it;
+ * borrowed: lives as long as the set. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_plugin_set_json(const archfit_plugin_set* set, const char** out_json) ARCHFIT_NOEXCEPT;
 
 #ifdef __cplusplus
 } /* extern "C" */

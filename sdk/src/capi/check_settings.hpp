@@ -30,6 +30,7 @@ inline check::CheckOptions check_settings(const archfit_context& context,
   settings.paths = path_list(options.paths, options.paths_count, "paths");
   settings.wheels = path_list(options.wheels, options.wheels_count, "wheels");
   settings.confirm = options.confirm != 0;
+  if (options.plugins != 0) settings.plugins.emplace();
   if (options.kb_dir) settings.kb_dir = std::filesystem::path(options.kb_dir);
   settings.threads = context.threads;
   if (!context.libcuda.empty()) settings.libcuda = context.libcuda;

@@ -9,6 +9,7 @@
 #include "check/check.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "jit/kernel_module.hpp"
+#include "plugin/plugin_host.hpp"
 
 struct archfit_context {
   uint32_t threads = 0;
@@ -40,6 +41,14 @@ struct archfit_report {
 
 struct archfit_diagnosis {
   archfit::diagnose::Diagnosis result;
+  mutable std::once_flag json_once;
+  mutable std::string json;
+};
+
+struct archfit_plugin_set {
+  archfit::plugin::PluginSet set;
+  std::vector<std::string> manifests;        // borrowed by archfit_plugin_set_get
+  std::vector<std::string> rejected_paths;   // borrowed by archfit_plugin_set_rejected_path
   mutable std::once_flag json_once;
   mutable std::string json;
 };

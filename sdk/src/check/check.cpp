@@ -1,6 +1,7 @@
 #include "check.hpp"
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <tuple>
 
@@ -224,6 +225,14 @@ CheckReport run_check(const CheckOptions& options) {
   CheckReport report;
   choose_devices(options, kb, report);
   choose_driver(options, kb, report);
+  // Plugins load while the environment is read and scanned: torch_probe
+  // alone loads libtorch (about 0.6 s here), which the scan of a big
+  // environment hides. Not for a check that has nothing to scan.
+  const bool something_to_scan = !options.site_packages.empty() || options.custom_nodes ||
+                                 !options.wheels.empty() || !options.paths.empty();
+  std::future<plugin::PluginSet> plugins;
+  if (options.plugins && something_to_scan)
+    plugins = std::async(std::launch::async, plugin::load_plugins, *options.plugins);
 
   std::vector<env::SitePackages> sites;
   std::vector<fs::path> roots;
@@ -296,6 +305,10 @@ CheckReport run_check(const CheckOptions& options) {
                           report.devices[binary.judged_on], report.devices, kb);
     }
     report.components.push_back(std::move(result));
+  }
+  if (plugins.valid()) {
+    report.probes = read_probes(plugins.get(), report.devices, report.findings);
+    if (report.torch) note_other_torch(report.probes, *report.torch, options.site_packages);
   }
   std::stable_sort(report.components.begin(), report.components.end(),
                    [](const ComponentResult& a, const ComponentResult& b) {

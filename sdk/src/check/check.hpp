@@ -12,6 +12,8 @@
 #include "env/attribution.hpp"
 #include "env/cuda_libraries.hpp"
 #include "env/wheel.hpp"
+#include "plugin/plugin_host.hpp"
+#include "probes.hpp"
 
 namespace archfit::check {
 
@@ -42,6 +44,9 @@ struct CheckOptions {
   // unknown) instead of failing: `archfit explain --gpu sm_120` weighs an
   // error against a GPU without an environment.
   bool probe_only_when_nothing_to_scan = false;
+  // Load the plugins this search finds and add their probes' facts to the
+  // report (ProbeResult); nullopt: load none.
+  std::optional<plugin::PluginSearch> plugins;
 };
 
 struct DeviceInfo {
@@ -111,6 +116,7 @@ struct CheckReport {
   std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order
   std::vector<env::Wheel> wheels;           // --wheel files, with their tags
   std::vector<ComponentResult> components;  // worst first
+  std::vector<ProbeResult> probes;          // what probe plugins reported (CheckOptions::plugins)
   std::vector<std::string> findings;        // probe and scan problems, in sentences
   std::optional<ConfirmSummary> confirm;    // present when --confirm asked the driver
   OverallVerdict verdict = OverallVerdict::unknown;

@@ -55,6 +55,20 @@ json wheels_json(const std::vector<env::Wheel>& wheels) {
   return out;
 }
 
+// What probe plugins reported: their facts as given, and a cuda_archs list
+// judged on each device.
+json probes_json(const std::vector<ProbeResult>& probes, const std::vector<DeviceInfo>& devices) {
+  json out = json::array();
+  for (const auto& probe : probes) {
+    out.push_back({{"plugin", probe.plugin},
+                   {"version", probe.version},
+                   {"summary", probe.summary},
+                   {"facts", json::parse(probe.facts, nullptr, false)},
+                   {"per_device", per_device_json(probe.per_device, devices)}});
+  }
+  return out;
+}
+
 }  // namespace
 
 json check_document(const CheckReport& report) {
@@ -105,6 +119,7 @@ json check_document(const CheckReport& report) {
       {"libraries", std::move(libraries)},
       {"wheels", wheels_json(report.wheels)},
       {"components", std::move(components)},
+      {"probes", probes_json(report.probes, report.devices)},
       {"confirm", report.confirm ? json{{"asked", report.confirm->asked},
                                         {"disagreed", report.confirm->disagreed},
                                         {"not_asked", report.confirm->not_asked}}

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "binary/summary.hpp"
+#include "compat_error.hpp"
 
 namespace archfit::compat {
 
@@ -335,6 +336,24 @@ std::optional<std::size_t> worst_binary(std::span<const BinaryJudgement> binarie
     if (!worst || badness(binaries[i].verdict) > badness(binaries[*worst].verdict)) worst = i;
   }
   return worst;
+}
+
+Verdict judge_arch_list(std::span<const std::string> targets, ComputeCapability device) {
+  bool any = false, runs = false, jits = false;
+  for (const std::string& target : targets) {
+    const bool ptx = target.starts_with("compute_");
+    if (!ptx && !target.starts_with("sm_")) continue;
+    Arch arch;
+    try {
+      arch = parse_arch(target);
+    } catch (const CompatError&) {
+      continue;
+    }
+    any = true;
+    if (ptx ? ptx_jits_for(arch, device) : sass_runs_on(arch, device)) (ptx ? jits : runs) = true;
+  }
+  if (!any) return Verdict::no_device_code;
+  return runs ? Verdict::native : jits ? Verdict::ptx_jit : Verdict::no_image;
 }
 
 }  // namespace archfit::compat

@@ -70,6 +70,12 @@ struct BinaryJudgement {
 BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability device,
                              const Driver& driver = {});
 
+// A list of compile targets, as build systems and torch's arch flags name
+// them ("sm_86" SASS, "compute_90" PTX), judged as a binary carrying exactly
+// those images would be: native, ptx-jit, or no-image; no-device-code for an
+// empty list. Names it cannot read are skipped.
+Verdict judge_arch_list(std::span<const std::string> targets, ComputeCapability device);
+
 // The binary whose verdict is the component's (worst_of); the first of
 // equals. nullopt when there are none.
 std::optional<std::size_t> worst_binary(std::span<const BinaryJudgement> binaries);

@@ -1,0 +1,143 @@
+// The C ABI of the plugin host (plugin/plugin_host): find and load plugins,
+// list what they offer and why some were rejected, and make kernel modules
+// from the modules they provide.
+#include <cstddef>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "guard.hpp"
+#include "handles.hpp"
+#include "plugin/plugin_json.hpp"
+#include "string_list.hpp"
+
+using archfit::capi::ApiError;
+using archfit::capi::guarded;
+using archfit::capi::require_argument;
+namespace plugin = archfit::plugin;
+namespace jit = archfit::jit;
+
+extern "C" {
+
+archfit_status archfit_plugins_load(archfit_context* context, const archfit_plugin_search* given,
+                                    archfit_plugin_set** out_set) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(context, "context");
+    require_argument(out_set, "out_set");
+    const auto options = archfit::capi::read_options(given, "archfit_plugin_search");
+    plugin::PluginSearch search;
+    for (const auto& path : archfit::capi::string_list(options.paths, options.path_count, "paths"))
+      search.paths.emplace_back(path);
+    search.environment = options.skip_environment == 0;
+    search.install_dir = options.skip_install_dir == 0;
+    auto handle = std::make_unique<archfit_plugin_set>();
+    handle->set = plugin::load_plugins(search);
+    for (const auto& loaded : handle->set.loaded)
+      handle->manifests.push_back(loaded.manifest.path.string());
+    for (const auto& rejected : handle->set.rejected)
+      handle->rejected_paths.push_back(rejected.path.string());
+    *out_set = handle.release();
+  });
+}
+
+void archfit_plugin_set_destroy(archfit_plugin_set* set) noexcept { delete set; }
+
+size_t archfit_plugin_set_count(const archfit_plugin_set* set) noexcept {
+  return set ? set->set.loaded.size() : 0;
+}
+
+archfit_status archfit_plugin_set_get(const archfit_plugin_set* set, size_t index,
+                                      archfit_plugin_entry* out_entry) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(set, "set");
+    require_argument(out_entry, "out_entry");
+    if (out_entry->struct_size < offsetof(archfit_plugin_entry, milliseconds) + sizeof(double)) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                     "out_entry->struct_size is " + std::to_string(out_entry->struct_size) +
+                         "; set it to sizeof(archfit_plugin_entry)"};
+    }
+    if (index >= set->set.loaded.size()) {
+      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                     "index " + std::to_string(index) + " is out of range: the set holds " +
+                         std::to_string(set->set.loaded.size()) + " loaded plugins"};
+    }
+    const plugin::LoadedPlugin& loaded = set->set.loaded[index];
+    out_entry->name = loaded.name.c_str();
+    out_entry->version = loaded.version.c_str();
+    out_entry->description = loaded.description.c_str();
+    out_entry->manifest = set->manifests[index].c_str();
+    out_entry->abi = loaded.abi;
+    out_entry->module_count = loaded.modules.size();
+    out_entry->probe_json = loaded.probe_json.empty() ? nullptr : loaded.probe_json.c_str();
+    out_entry->milliseconds = loaded.milliseconds;
+  });
+}
+
+const char* archfit_plugin_set_module_name(const archfit_plugin_set* set, size_t index,
+                                           size_t module_index) noexcept {
+  if (!set || index >= set->set.loaded.size()) return nullptr;
+  const auto& modules = set->set.loaded[index].modules;
+  return module_index < modules.size() ? modules[module_index].name.c_str() : nullptr;
+}
+
+archfit_status archfit_plugin_set_module_create(archfit_context* context,
+                                                const archfit_plugin_set* set,
+                                                const char* module_name,
+                                                archfit_module** out_module) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(context, "context");
+    require_argument(set, "set");
+    require_argument(module_name, "module_name");
+    require_argument(out_module, "out_module");
+    std::string offered;
+    for (const auto& loaded : set->set.loaded) {
+      for (const auto& spec : loaded.modules) {
+        if (spec.name != module_name) {
+          offered += (offered.empty() ? "" : ", ") + spec.name;
+          continue;
+        }
+        jit::JitOptions options;
+        options.libcuda = context->libcuda;
+        auto handle = std::make_unique<archfit_module>();
+        try {
+          handle->module = std::make_shared<jit::KernelModule>(spec, options);
+        } catch (const jit::JitError& error) {
+          throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
+        }
+        *out_module = handle.release();
+        return;
+      }
+    }
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                   std::string("no loaded plugin offers a module named \"") + module_name +
+                       "\"; offered: " + (offered.empty() ? "none" : offered)};
+  });
+}
+
+size_t archfit_plugin_set_rejected_count(const archfit_plugin_set* set) noexcept {
+  return set ? set->set.rejected.size() : 0;
+}
+
+const char* archfit_plugin_set_rejected_path(const archfit_plugin_set* set, size_t index) noexcept {
+  return set && index < set->rejected_paths.size() ? set->rejected_paths[index].c_str() : nullptr;
+}
+
+const char* archfit_plugin_set_rejected_reason(const archfit_plugin_set* set,
+                                               size_t index) noexcept {
+  return set && index < set->set.rejected.size() ? set->set.rejected[index].reason.c_str()
+                                                 : nullptr;
+}
+
+archfit_status archfit_plugin_set_json(const archfit_plugin_set* set,
+                                       const char** out_json) noexcept {
+  return guarded(__func__, [&] {
+    require_argument(set, "set");
+    require_argument(out_json, "out_json");
+    std::call_once(set->json_once, [&] {
+      set->json = plugin::plugin_set_json(set->set).dump(-1, ' ', false,
+                                                         nlohmann::json::error_handler_t::replace);
+    });
+    *out_json = set->json.c_str();
+  });
+}
+
+}  // extern "C"
