@@ -13,6 +13,10 @@ endif()
 # The knowledge base (YAML); kb/ finds it from the installed binaries.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/sdk/data/kb/" DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/kb"
   COMPONENT runtime FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")
+# archfit::torch: the libtorch adapter's header, whatever libtorch this build found.
+install(TARGETS archfit_torch EXPORT archfit-targets)
+install(FILES "${PROJECT_SOURCE_DIR}/host_adapters/libtorch/include/archfit/torch.hpp"
+  DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/archfit" COMPONENT development)
 install(EXPORT archfit-targets NAMESPACE archfit:: DESTINATION "${ARCHFIT_INSTALL_CMAKEDIR}" COMPONENT development)
 
 configure_package_config_file("${CMAKE_CURRENT_LIST_DIR}/archfit-config.cmake.in"

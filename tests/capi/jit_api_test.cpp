@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "archfit/archfit.h"
+#include "fake_launch.hpp"
 
 namespace fs = std::filesystem;
 
@@ -97,24 +98,7 @@ TEST_F(JitApi, RegisterLoadLookUpAndLaunchOnAGpuThePrebuiltImagesMiss) {
   archfit_module_destroy(module);
 }
 
-// What tests/fakes/fake_libcuda.c recorded of the last launch it accepted.
-struct FakeLaunch {
-  void* function;
-  unsigned grid[3], block[3], shared_bytes;
-  void* stream;
-  void** parameters;
-  unsigned long long count;
-};
-
-FakeLaunch last_fake_launch() {
-  void* driver = ::dlopen(ARCHFIT_FAKE_CUDA, RTLD_LAZY | RTLD_NOLOAD);
-  if (!driver) return {};
-  auto* read = reinterpret_cast<void (*)(FakeLaunch*)>(::dlsym(driver, "fake_cuda_last_launch"));
-  FakeLaunch launch{};
-  if (read) read(&launch);
-  ::dlclose(driver);
-  return launch;
-}
+FakeLaunch last_fake_launch() { return ::last_fake_launch(ARCHFIT_FAKE_CUDA); }
 
 TEST_F(JitApi, ALaunchReachesTheDriverOnTheCallersStreamWithItsDimensionsAndArguments) {
   archfit_module* module = nullptr;
