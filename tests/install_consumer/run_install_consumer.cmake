@@ -28,15 +28,7 @@ set(consumer_build "${WORK_DIR}/consumer-build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
-# Runs a command; on failure stops with its output. The output is left in `out`.
-function(run what)
-  execute_process(COMMAND ${ARGN} RESULT_VARIABLE result OUTPUT_VARIABLE output ERROR_VARIABLE output)
-  if(NOT result EQUAL 0)
-    list(JOIN ARGN " " command)
-    message(FATAL_ERROR "${what} failed (${result}):\n  ${command}\n${output}")
-  endif()
-  set(out "${output}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/run_checked.cmake")
 
 # ---- install -------------------------------------------------------------------------
 run("cmake --install" "${CMAKE_COMMAND}" --install "${ARCHFIT_BUILD_DIR}" --prefix "${prefix}")
