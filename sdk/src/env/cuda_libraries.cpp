@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "trust.hpp"
+
 namespace archfit::env {
 
 namespace fs = std::filesystem;
@@ -202,10 +204,12 @@ void set_version(CudaLibrary& library, const LibraryKind& kind, const fs::path& 
 CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_packages) {
   CudaLibrarySearch search;
   search.site_packages = site_packages;
-  search.ld_library_path = split_path_list(std::getenv("LD_LIBRARY_PATH"));
-  if (const char* home = std::getenv("CUDA_HOME")) {
+  // As the loader does, a setuid process ignores LD_LIBRARY_PATH; and
+  // CUDA_HOME, which names where NVRTC is loaded from (env/trust.hpp).
+  search.ld_library_path = split_path_list(trusted_path_variable("LD_LIBRARY_PATH"));
+  if (const char* home = trusted_path_variable("CUDA_HOME")) {
     search.cuda_home = home;
-  } else if (const char* path = std::getenv("CUDA_PATH")) {
+  } else if (const char* path = trusted_path_variable("CUDA_PATH")) {
     search.cuda_home = path;
   }
   std::error_code error;

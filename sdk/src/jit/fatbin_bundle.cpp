@@ -8,6 +8,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "env/trust.hpp"
 #include "binary/parallel.hpp"
 #include "env/run_program.hpp"
 
@@ -32,16 +33,18 @@ std::pair<std::string, std::string> fatbinary_kind(const std::string& arch) {
 
 }  // namespace
 
+// A program archfit runs: the variables that name it are ignored when setuid
+// (env/trust.hpp).
 fs::path find_fatbinary() {
-  if (const char* given = std::getenv("ARCHFIT_FATBINARY"); given && *given) return given;
+  if (const char* given = env::trusted_path_variable("ARCHFIT_FATBINARY")) return given;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = std::getenv(variable); root && *root) {
+    if (const char* root = env::trusted_path_variable(variable)) {
       if (executable(fs::path(root) / "bin" / "fatbinary"))
         return fs::path(root) / "bin" / "fatbinary";
     }
   }
   if (executable("/usr/local/cuda/bin/fatbinary")) return "/usr/local/cuda/bin/fatbinary";
-  if (const char* path = std::getenv("PATH")) {
+  if (const char* path = env::trusted_path_variable("PATH")) {
     std::istringstream dirs(path);
     for (std::string dir; std::getline(dirs, dir, ':');) {
       if (!dir.empty() && executable(fs::path(dir) / "fatbinary"))

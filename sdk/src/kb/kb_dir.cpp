@@ -4,6 +4,7 @@
 #include <system_error>
 
 #include "env/module_location.hpp"
+#include "env/trust.hpp"
 #include "knowledge_base.hpp"
 
 #ifndef ARCHFIT_KB_SOURCE_DIR
@@ -35,7 +36,8 @@ fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
     }
     return *explicit_dir;
   }
-  if (const char* env = std::getenv("ARCHFIT_KB_DIR"); env && *env) {
+  // What archfit believes about GPUs: ignored when setuid (env/trust.hpp).
+  if (const char* env = env::trusted_path_variable("ARCHFIT_KB_DIR")) {
     if (!has_kb(env)) {
       throw KbError(std::string("ARCHFIT_KB_DIR=") + env +
                     ": not a knowledge-base directory (no gpus.yaml)");

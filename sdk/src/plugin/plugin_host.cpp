@@ -13,6 +13,7 @@
 #include <system_error>
 
 #include "env/module_location.hpp"
+#include "env/trust.hpp"
 #include "jit/module_desc.hpp"
 
 #ifndef ARCHFIT_PLUGIN_INSTALL_SUBDIR
@@ -89,7 +90,8 @@ std::string loader_message(const fs::path& library, const std::string& fallback)
 std::vector<fs::path> plugin_directories(const PluginSearch& search) {
   std::vector<fs::path> candidates = search.paths;
   if (search.environment) {
-    if (const char* value = std::getenv("ARCHFIT_PLUGIN_PATH"); value && *value) {
+    // Ignored when setuid (env/trust.hpp).
+    if (const char* value = env::trusted_path_variable("ARCHFIT_PLUGIN_PATH")) {
       std::stringstream list(value);
       for (std::string item; std::getline(list, item, ':');)
         if (!item.empty()) candidates.emplace_back(item);
@@ -141,6 +143,11 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
   std::error_code error;
   if (!fs::is_regular_file(manifest.library, error))
     throw PluginError("its library " + manifest.library.string() + " does not exist");
+  // Code another user could have replaced is never loaded (env/trust.hpp).
+  for (const fs::path& file : {manifest_path, manifest.library}) {
+    if (auto untrusted = env::untrusted_because(file, "plugins", env::OtherWriters::group); !untrusted.empty())
+      throw PluginError("refusing " + file.string() + ": " + untrusted);
+  }
 
   boost::dll::shared_library library;
   boost::dll::fs::error_code load_error;
@@ -184,9 +191,14 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
 
 PluginSet load_plugins(const PluginSearch& search) {
   PluginSet set;
-  set.searched = plugin_directories(search);
   std::map<std::string, fs::path> names;  // name → where the loaded one came from
-  for (const auto& dir : set.searched) {
+  for (const auto& dir : plugin_directories(search)) {
+    // A folder someone else can write to could hold anything: not searched.
+    if (auto untrusted = env::untrusted_because(dir, "plugins", env::OtherWriters::group); !untrusted.empty()) {
+      set.rejected.push_back({dir, "refusing the folder: " + untrusted});
+      continue;
+    }
+    set.searched.push_back(dir);
     for (const auto& manifest : find_manifests(dir)) {
       try {
         LoadedPlugin plugin = load_plugin(manifest, search.abi_min, search.abi_max);

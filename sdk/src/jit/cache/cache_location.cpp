@@ -11,21 +11,19 @@
 #include <cstring>
 #include <system_error>
 
+#include "env/trust.hpp"
+
 namespace archfit::jit {
 
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string octal_mode(mode_t mode) {
-  char text[8];
-  std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode & 07777));
-  return text;
-}
-
+// Where the cache lives decides what kernels a process launches: ignored
+// when setuid (env/trust.hpp).
 std::optional<std::string> environment(const char* name) {
-  const char* value = std::getenv(name);
-  if (value == nullptr || *value == '\0') return std::nullopt;
+  const char* value = env::trusted_path_variable(name);
+  if (value == nullptr) return std::nullopt;
   return std::string(value);
 }
 
@@ -45,18 +43,7 @@ std::optional<fs::path> home_dir() {
 // others …"); "" when it can.
 std::string unsafe(const fs::path& dir, const struct stat& info) {
   if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  if (info.st_uid != ::geteuid() && info.st_uid != 0) {
-    return "it is owned by uid " + std::to_string(info.st_uid) + ", not by this user (uid " +
-           std::to_string(::geteuid()) + ")";
-  }
-  if ((info.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
-    return std::string("it is writable by ") +
-           ((info.st_mode & S_IWOTH) != 0 ? "others" : "its group") + " (mode " +
-           octal_mode(info.st_mode) +
-           "), so someone else could plant kernels there; make it owner-only (chmod 700 " +
-           dir.string() + ")";
-  }
-  return "";
+  return env::untrusted_because(dir, info, "kernels");
 }
 
 bool accessible(const fs::path& dir, int mode) {

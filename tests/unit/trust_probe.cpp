@@ -1,0 +1,17 @@
+// A helper for trust_test.cpp's setuid case: prints what env/trust.hpp
+// makes of ARCHFIT_PLUGIN_PATH and of the plugin search built from it, in
+// a process the test has made setuid.
+#include <cstdio>
+
+#include "env/trust.hpp"
+#include "plugin/plugin_host.hpp"
+
+int main() {
+  const char* value = archfit::env::trusted_path_variable("ARCHFIT_PLUGIN_PATH");
+  std::printf("ARCHFIT_PLUGIN_PATH: %s\n", value ? value : "(ignored)");
+  archfit::plugin::PluginSearch search;
+  search.install_dir = false;
+  for (const auto& dir : archfit::plugin::plugin_directories(search))
+    std::printf("searched: %s\n", dir.c_str());
+  return 0;
+}

@@ -1,0 +1,142 @@
+// env/trust: paths from the environment ignored when setuid, and folders
+// and files that someone else could write to refused with the reason, for
+// the kernel cache and for plugins.
+#include "env/trust.hpp"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "plugin/plugin_host.hpp"
+#include "saved_env.hpp"
+
+namespace fs = std::filesystem;
+using archfit::env::OtherWriters;
+using archfit::env::trusted_path_variable;
+using archfit::env::untrusted_because;
+
+namespace {
+
+constexpr uid_t kNobody = 65534;
+
+class TrustTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("archfit_trust_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    ::chmod(dir_.c_str(), 0755);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+TEST_F(TrustTest, AVariableIsReadUnlessEmpty) {
+  archfit::testing::SavedEnv saved({"ARCHFIT_PLUGIN_PATH"});
+  ::setenv("ARCHFIT_PLUGIN_PATH", "/opt/plugins", 1);
+  ASSERT_NE(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), nullptr);
+  EXPECT_STREQ(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), "/opt/plugins");
+  ::setenv("ARCHFIT_PLUGIN_PATH", "", 1);
+  EXPECT_EQ(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), nullptr);
+}
+
+TEST_F(TrustTest, WritableByOthersIsRefusedNamingTheModeAndTheFix) {
+  ::chmod(dir_.c_str(), 0777);
+  const std::string why = untrusted_because(dir_, "plugins", OtherWriters::group);
+  EXPECT_NE(why.find("writable by others (mode 0777)"), std::string::npos) << why;
+  EXPECT_NE(why.find("someone else could plant plugins there"), std::string::npos) << why;
+  EXPECT_NE(why.find("chmod go-w " + dir_.string()), std::string::npos) << why;
+  ::chmod(dir_.c_str(), 0755);
+  EXPECT_EQ(untrusted_because(dir_, "plugins", OtherWriters::group), "");
+}
+
+TEST_F(TrustTest, AGroupMayWriteToPluginFoldersButNotToTheCache) {
+  ::chmod(dir_.c_str(), 0775);  // a user's folder under umask 002
+  EXPECT_EQ(untrusted_because(dir_, "plugins", OtherWriters::group), "");
+  const std::string why = untrusted_because(dir_, "kernels");
+  EXPECT_NE(why.find("writable by its group (mode 0775)"), std::string::npos) << why;
+}
+
+TEST_F(TrustTest, AnotherUsersFolderIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a folder to another user here";
+  ASSERT_EQ(::chown(dir_.c_str(), kNobody, kNobody), 0);
+  const std::string why = untrusted_because(dir_, "plugins", OtherWriters::group);
+  EXPECT_NE(why.find("owned by uid 65534, not by this user (uid 0)"), std::string::npos) << why;
+}
+
+TEST_F(TrustTest, AMissingPathIsLeftToTheCaller) {
+  EXPECT_EQ(untrusted_because(dir_ / "missing", "plugins"), "");
+}
+
+// A plugin folder or library anyone can write to is never loaded: the host
+// rejects it with the reason and loads the others.
+TEST_F(TrustTest, PluginsInAnUnsafeFolderOrWithAnUnsafeLibraryAreRejected) {
+  const fs::path good = fs::path(ARCHFIT_TEST_PLUGIN_DIR) / "good";
+  const fs::path open_folder = dir_ / "open";
+  const fs::path open_library = dir_ / "library";
+  for (const fs::path& copy : {open_folder, open_library}) {
+    fs::create_directories(copy / "good");
+    for (const auto& file : fs::directory_iterator(good))
+      fs::copy_file(file.path(), copy / "good" / file.path().filename());
+  }
+  ::chmod(open_folder.c_str(), 01777);
+  ::chmod((open_library / "good" / "libtest_good.so").c_str(), 0666);
+  archfit::plugin::PluginSearch search;
+  search.paths = {open_folder, open_library};
+  search.environment = false;
+  search.install_dir = false;
+  const auto set = archfit::plugin::load_plugins(search);
+  EXPECT_TRUE(set.loaded.empty());
+  ASSERT_EQ(set.rejected.size(), 2u);
+  EXPECT_EQ(set.rejected[0].path, open_folder);
+  EXPECT_NE(set.rejected[0].reason.find("refusing the folder: it is writable by others (mode 1777)"),
+            std::string::npos)
+      << set.rejected[0].reason;
+  EXPECT_NE(set.rejected[1].reason.find("refusing " + (open_library / "good" / "libtest_good.so").string() +
+                                        ": it is writable by others (mode 0666)"),
+            std::string::npos)
+      << set.rejected[1].reason;
+  EXPECT_EQ(set.searched.size(), 1u);  // the unsafe folder is not searched
+}
+
+// In a setuid process the environment's plugin path is ignored. The helper
+// is made setuid to another user (root can do that here; elsewhere skipped).
+TEST_F(TrustTest, ASetuidProcessIgnoresThePluginPathFromItsEnvironment) {
+  if (::geteuid() != 0) GTEST_SKIP() << "making a setuid helper needs root";
+  const fs::path helper = dir_ / "trust_probe";
+  fs::copy_file(ARCHFIT_TRUST_PROBE, helper);
+  const fs::path plugins = dir_ / "plugins";
+  fs::create_directories(plugins);
+  const auto run = [&](bool setuid) {
+    ASSERT_EQ(::chown(helper.c_str(), setuid ? kNobody : 0, 0), 0);
+    ASSERT_EQ(::chmod(helper.c_str(), setuid ? 04755 : 0755), 0);
+    const std::string command = "ARCHFIT_PLUGIN_PATH='" + plugins.string() + "' '" +
+                                helper.string() + "' 2>&1";
+    FILE* pipe = ::popen(command.c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    std::array<char, 4096> buffer{};
+    std::string out;
+    for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+      out.append(buffer.data(), n);
+    const int status = ::pclose(pipe);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << out;
+    if (setuid) {
+      EXPECT_NE(out.find("ARCHFIT_PLUGIN_PATH: (ignored)"), std::string::npos) << out;
+      EXPECT_EQ(out.find("searched: "), std::string::npos) << out;
+    } else {
+      EXPECT_NE(out.find("ARCHFIT_PLUGIN_PATH: " + plugins.string()), std::string::npos) << out;
+      EXPECT_NE(out.find("searched: " + plugins.string()), std::string::npos) << out;
+    }
+  };
+  run(false);
+  run(true);
+}
+
+}  // namespace
