@@ -24,7 +24,12 @@ APT_PACKAGES := cmake make g++ pkg-config binutils \
 # and its dependencies).
 BENCH_APT_PACKAGES := python3-torch
 
-.PHONY: all deps configure build test demo bench bench-deps bench-check bench-jit clean test-realworld
+# What the sanitizer builds and the fuzz targets need (issue 8): clang with
+# its sanitizer and libFuzzer runtimes.
+SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
+
+.PHONY: all deps configure build test demo bench bench-deps bench-check bench-jit clean test-realworld \
+  sanitizer-deps fuzz test-asan test-tsan
 
 all: build
 
@@ -118,6 +123,35 @@ test-realworld: build
 	$(REALWORLD_RUN) tests/realworld/fetch_wheels.py
 	$(REALWORLD_RUN) tests/realworld/invokeai_venv.py
 	ARCHFIT_BIN=$(abspath $(BUILD_DIR))/sdk/archfit $(REALWORLD_RUN) -m pytest -v tests/realworld
+
+# Issue 8. The asan-ubsan and tsan presets (CMakePresets.json) build with
+# clang into build-asan/ and build-tsan/.
+sanitizer-deps: deps
+	$(call apt_install,$(SANITIZER_APT_PACKAGES))
+
+# Each libFuzzer target for FUZZ_SECONDS (tests/fuzz/run_fuzzers.sh prints
+# executions and crashes per target; a crash fails the run).
+FUZZ_SECONDS ?= 60
+fuzz: sanitizer-deps
+	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan >/dev/null
+	cmake --build build-asan -j $(JOBS) --target archfit_fuzz_targets
+	tests/fuzz/run_fuzzers.sh build-asan $(FUZZ_SECONDS)
+
+# The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, but
+# the Python tier (an uninstrumented interpreter cannot load an ASan library).
+test-asan: sanitizer-deps
+	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan >/dev/null
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) -LE python -E "^samples\\."
+
+# The concurrency tests under ThreadSanitizer: the kernel cache's races
+# between threads and processes, the module registry, the plugin host.
+TSAN_TESTS := JitCacheTest|JitModule|JitApi|NvrtcFacts|PluginHost|PluginApi
+test-tsan: sanitizer-deps
+	CUDA_HOME=$(CUDA_HOME) cmake --preset tsan >/dev/null
+	cmake --build build-tsan -j $(JOBS) --target archfit_unit_tests archfit_capi_tests jit_cache_racer
+	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -R "$(TSAN_TESTS)"
 
 clean:
 	rm -rf $(BUILD_DIR)

@@ -157,6 +157,36 @@ TEST_F(ArchiveScan, AMemberOverTheSizeLimitIsNotRead) {
   EXPECT_EQ(archive.read(*member, member->size).size, member->size);
 }
 
+// A central directory that claims more than the compressed bytes can hold
+// (as tests/fuzz/regressions/wheel/ does: 2 GiB from a few KB) is refused
+// before anything is allocated; the size decides no allocation on trust.
+TEST_F(ArchiveScan, AMemberClaimingMoreThanItsBytesCanHoldIsRefusedUnallocated) {
+  for (const bool stored : {false, true}) {
+    const fs::path wheel = make_wheel(stored);
+    std::string bytes = file_content(wheel);
+    // The central directory entry of the first member (fastops/_C.so): its
+    // uncompressed size is the 4 bytes at offset 24.
+    const size_t entry = bytes.find("PK\x01\x02");
+    ASSERT_NE(entry, std::string::npos);
+    for (size_t i = 0; i < 4; ++i) bytes[entry + 24 + i] = i == 3 ? '\x7f' : '\xff';
+    std::ofstream(wheel, std::ios::binary | std::ios::trunc) << bytes;
+
+    const ZipArchive archive(wheel);
+    const auto member = archive.find("fastops/_C.so");
+    ASSERT_TRUE(member);
+    ASSERT_EQ(member->size, 0x7fffffffu);
+    try {
+      archive.read(*member, archfit::binary::kMaxMemberBytes);
+      FAIL() << "read a member whose size is a lie";
+    } catch (const ZipError& error) {
+      EXPECT_NE(std::string(error.what()).find("claims 2147483647 bytes uncompressed from"),
+                std::string::npos)
+          << error.what();
+      EXPECT_NE(std::string(error.what()).find("more than they can hold"), std::string::npos);
+    }
+  }
+}
+
 TEST_F(ArchiveScan, ProgressCountsEveryFileAndByteOnce) {
   const fs::path wheel = make_wheel();
   archfit::binary::TreeScanOptions options;

@@ -97,6 +97,17 @@ TEST_F(WheelTest, ACorruptWheelIsAProblemNamingTheFile) {
   EXPECT_EQ(wheel.name, "broken");  // still named, from the file name
 }
 
+// A WHEEL file whose Tag line names nothing once threw out of read_wheel
+// (found by fuzz_wheel; tests/fuzz/regressions/wheel/tag_line_with_no_tag.whl).
+TEST_F(WheelTest, AnEmptyTagLineIsSkipped) {
+  const fs::path path = dir_ / "ops-1.0-cp311-cp311-linux_x86_64.whl";
+  write_zip(path, {{"ops-1.0.dist-info/METADATA", "Name: ops\nVersion: 1.0\n"},
+                   {"ops-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nTag:    \nTag:\nTag: py3-none-any\n"}});
+  const auto wheel = read_wheel(path);
+  EXPECT_TRUE(wheel.problems.empty());
+  EXPECT_EQ(wheel.tags, (std::vector<std::string>{"py3-none-any"}));
+}
+
 TEST_F(WheelTest, CheckJudgesTheWheelAsItsDistributionWithTheTorchFix) {
   const fs::path wheel = torch_wheel();
   const auto report = check(wheel, "RTX 5090");

@@ -3,6 +3,7 @@
 #include <zip.h>
 
 #include <algorithm>
+#include <cstdint>
 
 namespace archfit::binary {
 
@@ -52,7 +53,8 @@ std::vector<ZipMember> ZipArchive::members() const {
     if (name.empty() || name.back() == '/') continue;
     out.push_back({static_cast<uint64_t>(i), std::move(name),
                    (stat.valid & ZIP_STAT_SIZE) ? stat.size : 0,
-                   (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0});
+                   (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0,
+                   (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method) : -1});
   }
   return out;
 }
@@ -64,7 +66,22 @@ std::optional<ZipMember> ZipArchive::find(const std::string& name) const {
   zip_stat_init(&stat);
   if (zip_stat_index(archive_, static_cast<zip_uint64_t>(index), 0, &stat) != 0)
     return std::nullopt;
-  return ZipMember{static_cast<uint64_t>(index), name, stat.size, stat.comp_size};
+  return ZipMember{static_cast<uint64_t>(index), name, stat.size, stat.comp_size,
+                   (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method)
+                                                       : -1};
+}
+
+uint64_t backed_size(const ZipMember& member, uint64_t fallback) {
+  constexpr uint64_t kDeflateMaxRatio = 1032;
+  switch (member.method) {
+    case ZIP_CM_STORE:
+      return member.compressed_size;
+    case ZIP_CM_DEFLATE:
+      if (member.compressed_size > UINT64_MAX / kDeflateMaxRatio) return fallback;
+      return member.compressed_size * kDeflateMaxRatio + 64;
+    default:
+      return fallback;
+  }
 }
 
 MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
@@ -74,6 +91,14 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
     throw ZipError(where + ": " + std::to_string(member.size) +
                    " bytes uncompressed, over the limit of " + std::to_string(max_bytes) +
                    "; not read");
+  }
+  // Every size read from the archive is checked before it sizes an
+  // allocation: a member that claims more than its compressed bytes can
+  // hold is refused, not allocated for (issue 8; found by fuzz_wheel).
+  if (const uint64_t backed = backed_size(member, max_bytes); member.size > backed) {
+    throw ZipError(where + ": claims " + std::to_string(member.size) + " bytes uncompressed from " +
+                   std::to_string(member.compressed_size) +
+                   " compressed, more than they can hold; the archive is corrupt");
   }
   MemberFile file{zip_fopen_index(archive_, member.index, 0)};
   if (!file.file) {

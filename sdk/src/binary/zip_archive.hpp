@@ -28,7 +28,14 @@ struct ZipMember {
   std::string name;   // "torch/lib/libtorch_cuda.so"
   uint64_t size = 0;  // uncompressed, as the central directory states it
   uint64_t compressed_size = 0;
+  int32_t method = -1;  // ZIP_CM_STORE (0), ZIP_CM_DEFLATE (8), …; -1 unknown
 };
+
+// The most bytes `member` can truly decompress to: the stored size for a
+// stored member, 1032 bytes per compressed byte for deflate (its greatest
+// ratio), and `fallback` for other methods. A central directory that
+// claims more is lying (or corrupt) and must not decide an allocation.
+uint64_t backed_size(const ZipMember& member, uint64_t fallback);
 
 // A member's bytes, uninitialised before the read (a 1 GB library need not be
 // zero-filled first).

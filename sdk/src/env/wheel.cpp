@@ -70,7 +70,10 @@ void read_dist_info(const binary::ZipArchive& archive, Wheel& wheel) {
     std::vector<std::string> tags;
     for (std::string line; std::getline(lines, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
-      if (line.rfind("Tag:", 0) == 0) tags.push_back(line.substr(line.find_first_not_of(' ', 4)));
+      if (line.rfind("Tag:", 0) != 0) continue;
+      // "Tag:" with nothing after it names no tag (found by fuzz_wheel).
+      const size_t start = line.find_first_not_of(' ', 4);
+      if (start != std::string::npos) tags.push_back(line.substr(start));
     }
     if (!tags.empty()) wheel.tags = std::move(tags);
   }
@@ -98,6 +101,8 @@ Wheel read_wheel(const fs::path& path) {
     read_dist_info(archive, wheel);
   } catch (const binary::ZipError& error) {
     wheel.problems.push_back({path, error.what()});
+  } catch (const std::exception& error) {  // "never throws": whatever the archive holds
+    wheel.problems.push_back({path, path.string() + ": cannot be read as a wheel: " + error.what()});
   }
   return wheel;
 }

@@ -1,0 +1,38 @@
+#!/bin/sh
+# Runs every fuzz target for SECONDS each (make fuzz; CI: 30), from its seeds
+# (archfit_fuzz_seeds) and the corpus earlier runs grew, and prints one line
+# per target: executions, corpus size, crashes. A crash, leak, timeout (10 s
+# for one input) or single allocation over 2 GiB is kept under
+# <build>/fuzz/crashes/<target>/; copy it into tests/fuzz/regressions/<target>/
+# once fixed, and ctest replays it. Exit status: 1 when any target crashed.
+#
+#   tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [TARGET ...]
+set -u
+build="$1"
+seconds="$2"
+shift 2
+targets="${*:-scanner kb error_text manifest cache_entry wheel}"
+work="$build/fuzz"
+"$build/tests/fuzz/archfit_fuzz_seeds" "$work/seeds" || exit 2
+status=0
+printf '%-12s %12s %8s %8s  %s\n' target executions corpus crashes "seconds each: $seconds"
+for target in $targets; do
+  mkdir -p "$work/corpus/$target" "$work/crashes/$target" "$work/logs"
+  log="$work/logs/$target.log"
+  before=$(ls "$work/crashes/$target" | wc -l)
+  ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1}" "$build/tests/fuzz/archfit_fuzz_$target" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -malloc_limit_mb=2048 \
+    -max_len=262144 -print_final_stats=1 -artifact_prefix="$work/crashes/$target/" \
+    "$work/corpus/$target" "$work/seeds/$target" >"$log" 2>&1
+  after=$(ls "$work/crashes/$target" | wc -l)
+  runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  corpus=$(ls "$work/corpus/$target" | wc -l)
+  crashes=$((after - before))
+  printf '%-12s %12s %8s %8s\n' "$target" "${runs:-?}" "$corpus" "$crashes"
+  if [ "$crashes" -ne 0 ] || ! grep -q "^stat::number_of_executed_units" "$log"; then
+    status=1
+    echo "  $target: see $log and $work/crashes/$target/"
+    grep -m 3 -E "ERROR: |SUMMARY: |runtime error" "$log" | sed 's/^/    /'
+  fi
+done
+exit "$status"
