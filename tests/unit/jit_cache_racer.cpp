@@ -8,18 +8,27 @@
 //   jit_cache_racer probe DIR KEY [UID]        (as UID, when given) asks for KEY and prints
 //                                             "directory:", "source:", "bytes:" and "warning:"
 //                                             lines
+//   jit_cache_racer stress DIR SECONDS KEYS    8 threads mix builds, finds, discards, evictions
+//                                             (a small budget) and clears of KEYS keys for
+//                                             SECONDS; prints "requests: N wrong: W"
+//   jit_cache_racer tamper DIR SECONDS         flips a byte in, or truncates, a random entry
+//                                             file every millisecond; prints "tampered: N"
 //
 // Every build of KEY returns jit_cache_payload(KEY) and every answer is checked
 // against it. Exit status: 0 fine, 1 a wrong answer, 2 an error, 3 cannot switch user.
 #include <fcntl.h>
 #include <grp.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -96,6 +105,84 @@ int probe(const char* dir, const std::string& key) {
   return 0;
 }
 
+int stress(const char* dir, int seconds, size_t key_count) {
+  KernelCache::Options options = options_for(dir);
+  options.max_bytes = 48 * 1024;  // about a dozen entries: evictions all the time
+  options.on_warning = [](const std::string&) {};  // tampering warns on every read
+  KernelCache cache(options);
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::atomic<uint64_t> requests{0}, wrong{0}, errors{0};
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 8; ++t) {
+    threads.emplace_back([&, t] {
+      std::minstd_rand random(static_cast<unsigned>(::getpid()) * 31 + t);
+      while (std::chrono::steady_clock::now() < until) {
+        const std::string key = archfit::testing::jit_cache_stress_key(random() % key_count);
+        const std::vector<std::byte> expected = archfit::testing::jit_cache_stress_payload(key);
+        try {
+          const unsigned op = random() % 100;
+          if (op < 70) {
+            const auto result = cache.get_or_build(key, [&] { return expected; });
+            if (*result.image != expected) ++wrong;
+          } else if (op < 90) {
+            if (const auto found = cache.find(key); found && *found != expected) ++wrong;
+          } else if (op < 99) {
+            cache.discard(key);
+          } else {
+            cache.clear();
+          }
+          ++requests;
+        } catch (const std::exception& error) {
+          std::fprintf(stderr, "%s: %s\n", key.c_str(), error.what());
+          ++errors;
+        }
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::printf("requests: %llu wrong: %llu errors: %llu\n",
+              static_cast<unsigned long long>(requests.load()),
+              static_cast<unsigned long long>(wrong.load()),
+              static_cast<unsigned long long>(errors.load()));
+  return wrong == 0 && errors == 0 ? 0 : 1;
+}
+
+int tamper(const char* dir, int seconds) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  std::minstd_rand random(static_cast<unsigned>(::getpid()));
+  uint64_t tampered = 0;
+  while (std::chrono::steady_clock::now() < until) {
+    std::vector<std::filesystem::path> entries;
+    std::error_code error;
+    for (std::filesystem::recursive_directory_iterator it(dir, error), end; !error && it != end;
+         it.increment(error)) {
+      if (it->path().extension() == ".bin") entries.push_back(it->path());
+    }
+    if (!entries.empty()) {
+      const auto& victim = entries[random() % entries.size()];
+      const int fd = ::open(victim.c_str(), O_RDWR | O_CLOEXEC);
+      struct stat info {};
+      if (fd >= 0 && ::fstat(fd, &info) == 0 && info.st_size > 0) {
+        if (random() % 4 == 0) {
+          if (::ftruncate(fd, static_cast<off_t>(random() % static_cast<uint64_t>(info.st_size))) == 0)
+            ++tampered;
+        } else {
+          const off_t at = static_cast<off_t>(random() % static_cast<uint64_t>(info.st_size));
+          unsigned char byte = 0;
+          if (::pread(fd, &byte, 1, at) == 1) {
+            byte ^= static_cast<unsigned char>(1u << (random() % 8));
+            if (::pwrite(fd, &byte, 1, at) == 1) ++tampered;
+          }
+        }
+      }
+      if (fd >= 0) ::close(fd);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::printf("tampered: %llu\n", static_cast<unsigned long long>(tampered));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -105,6 +192,9 @@ int main(int argc, char** argv) {
     if (mode == "race" && argc >= 6)
       return race(argv[2], argv[3], argv[4], {argv + 5, argv + argc});
     if (mode == "build-slowly" && argc == 5) return build_slowly(argv[2], argv[3], argv[4]);
+    if (mode == "stress" && argc == 5)
+      return stress(argv[2], std::stoi(argv[3]), std::stoul(argv[4]));
+    if (mode == "tamper" && argc == 4) return tamper(argv[2], std::stoi(argv[3]));
     if (mode == "probe" && (argc == 4 || argc == 5)) {
       if (argc == 5) {
         const auto uid = static_cast<uid_t>(std::stoul(argv[4]));

@@ -1,6 +1,7 @@
 #include "jit/cache/disk_store.hpp"
 
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include <map>
 #include <system_error>
 
+#include "env/trust.hpp"
 #include "jit/cache/cache_key.hpp"
 #include "jit/cache/entry_format.hpp"
 
@@ -117,8 +119,8 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) return bad(std::strerror(errno));
   if (!S_ISREG(info.st_mode)) return bad("not a regular file");
-  if ((info.st_uid != ::geteuid() && info.st_uid != 0) || (info.st_mode & (S_IWGRP | S_IWOTH)) != 0)
-    return bad("writable by another user, so not trusted");
+  if (auto untrusted = env::untrusted_because(path, info, "kernels"); !untrusted.empty())
+    return bad("not trusted: " + untrusted);
   const auto size = static_cast<uint64_t>(info.st_size);
   std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
   const size_t head_size = static_cast<size_t>(std::min<uint64_t>(size, sizeof head));
@@ -154,6 +156,17 @@ std::optional<FileLock> DiskStore::lock(std::string_view key, std::string* error
 }
 
 std::string DiskStore::write(std::string_view key, std::span<const std::byte> payload) const {
+  // A write past the process's file size limit raises SIGXFSZ, which kills
+  // the host (a ComfyUI with unsaved work) unless it ignores the signal:
+  // an entry that would cross the limit is not written at all.
+  const uint64_t entry_bytes = kEntryHeaderSize + key.size() + payload.size();
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
+      entry_bytes > limit.rlim_cur) {
+    return "cannot write " + entry_path(key).string() + ": the entry's " +
+           std::to_string(entry_bytes) + " bytes exceed this process's file size limit " +
+           "(RLIMIT_FSIZE, " + std::to_string(limit.rlim_cur) + " bytes)";
+  }
   if (auto problem = make_subdir(key); !problem.empty()) return problem;
   const auto dir = subdir(key);
   static std::atomic<uint64_t> serial{0};

@@ -192,8 +192,11 @@ std::pair<KernelImage, CacheSource> KernelCache::load_or_build(const std::string
     warn("kernel cache: an image of " + std::to_string(payload.size()) +
          " bytes does not fit the cache budget of " + std::to_string(options_.max_bytes) +
          " bytes (" + kCacheMaxBytesVariable + "); it is kept in memory only");
+  } else if (writes_failed_) {
+    // Memory only since a write failed (warned then).
   } else if (auto error = primary_->write(key, payload); !error.empty()) {
-    warn("kernel cache: " + error + "; the image is kept in memory only");
+    writes_failed_ = true;
+    warn("kernel cache: " + error + "; from now on this process keeps the images it builds in memory only");
   } else {
     primary_->evict(options_.max_bytes);
   }

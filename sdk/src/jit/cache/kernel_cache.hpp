@@ -130,6 +130,10 @@ class KernelCache {
 
   Options options_;
   std::optional<DiskStore> primary_;
+  // Set by the first failed write (a full disk, a file size limit, a file
+  // system gone read-only): from then on images stay in memory, with one
+  // warning, instead of failing, and warning, on every build.
+  std::atomic<bool> writes_failed_{false};
   std::vector<DiskStore> readonly_;
 
   std::mutex memo_mutex_;
