@@ -187,6 +187,30 @@ TEST_F(ArchiveScan, AMemberClaimingMoreThanItsBytesCanHoldIsRefusedUnallocated) 
   }
 }
 
+// Nor may its compressed size claim more than the archive holds (3.7 GB in
+// 4 KB: tests/fuzz/regressions/wheel/claims_3_7_gb_compressed_in_4_kb.whl).
+TEST_F(ArchiveScan, AMemberClaimingMoreCompressedBytesThanTheArchiveIsRefusedUnallocated) {
+  const fs::path wheel = make_wheel();
+  std::string bytes = file_content(wheel);
+  const size_t entry = bytes.find("PK\x01\x02");
+  ASSERT_NE(entry, std::string::npos);
+  // Compressed size at offset 20, uncompressed at 24: both 0x7fffffff.
+  for (const size_t field : {size_t{20}, size_t{24}})
+    for (size_t i = 0; i < 4; ++i) bytes[entry + field + i] = i == 3 ? '\x7f' : '\xff';
+  std::ofstream(wheel, std::ios::binary | std::ios::trunc) << bytes;
+  const ZipArchive archive(wheel);
+  const auto member = archive.find("fastops/_C.so");
+  ASSERT_TRUE(member);
+  try {
+    archive.read(*member, archfit::binary::kMaxMemberBytes);
+    FAIL() << "read a member whose compressed size is a lie";
+  } catch (const ZipError& error) {
+    EXPECT_NE(std::string(error.what()).find("claims 2147483647 compressed bytes in an archive of"),
+              std::string::npos)
+        << error.what();
+  }
+}
+
 TEST_F(ArchiveScan, ProgressCountsEveryFileAndByteOnce) {
   const fs::path wheel = make_wheel();
   archfit::binary::TreeScanOptions options;

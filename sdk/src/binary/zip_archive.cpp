@@ -30,6 +30,9 @@ struct MemberFile {
 }  // namespace
 
 ZipArchive::ZipArchive(const fs::path& path) : path_(path) {
+  std::error_code size_error;
+  file_bytes_ = fs::file_size(path, size_error);
+  if (size_error) file_bytes_ = 0;
   int code = 0;
   archive_ = zip_open(path.c_str(), ZIP_RDONLY, &code);
   if (!archive_) {
@@ -71,16 +74,16 @@ std::optional<ZipMember> ZipArchive::find(const std::string& name) const {
                                                        : -1};
 }
 
-uint64_t backed_size(const ZipMember& member, uint64_t fallback) {
+std::optional<uint64_t> backed_size(const ZipMember& member, uint64_t archive_bytes) {
   constexpr uint64_t kDeflateMaxRatio = 1032;
+  const uint64_t compressed = std::min(member.compressed_size, archive_bytes);
   switch (member.method) {
     case ZIP_CM_STORE:
-      return member.compressed_size;
+      return compressed;
     case ZIP_CM_DEFLATE:
-      if (member.compressed_size > UINT64_MAX / kDeflateMaxRatio) return fallback;
-      return member.compressed_size * kDeflateMaxRatio + 64;
+      return compressed * kDeflateMaxRatio + 64;  // compressed ≤ a file's size: no overflow
     default:
-      return fallback;
+      return std::nullopt;
   }
 }
 
@@ -93,9 +96,16 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
                    "; not read");
   }
   // Every size read from the archive is checked before it sizes an
-  // allocation: a member that claims more than its compressed bytes can
-  // hold is refused, not allocated for (issue 8; found by fuzz_wheel).
-  if (const uint64_t backed = backed_size(member, max_bytes); member.size > backed) {
+  // allocation (issue 8; both found by fuzz_wheel): compressed bytes cannot
+  // exceed the archive, and a member cannot claim more than its compressed
+  // bytes can hold.
+  if (member.compressed_size > file_bytes_) {
+    throw ZipError(where + ": claims " + std::to_string(member.compressed_size) +
+                   " compressed bytes in an archive of " + std::to_string(file_bytes_) +
+                   "; the archive is corrupt");
+  }
+  const std::optional<uint64_t> backed = backed_size(member, file_bytes_);
+  if (backed && member.size > *backed) {
     throw ZipError(where + ": claims " + std::to_string(member.size) + " bytes uncompressed from " +
                    std::to_string(member.compressed_size) +
                    " compressed, more than they can hold; the archive is corrupt");
@@ -105,13 +115,23 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
     throw ZipError(where + ": cannot open member (" + zip_strerror(archive_) + ")");
   }
   MemberBytes out;
-  out.data = std::make_unique_for_overwrite<std::byte[]>(member.size);
   out.size = static_cast<size_t>(member.size);
+  // A size that is backed is allocated at once (a 1 GB library in one
+  // piece); one that is not (bzip2, xz, zstd) grows with what arrives.
   constexpr size_t kChunk = 32u << 20;
+  size_t capacity = backed ? out.size : std::min(out.size, kChunk);
+  out.data = std::make_unique_for_overwrite<std::byte[]>(capacity);
   size_t done = 0;
   while (done < out.size) {
+    if (done == capacity) {
+      const size_t grown = std::min(out.size, capacity * 2);
+      auto bigger = std::make_unique_for_overwrite<std::byte[]>(grown);
+      std::copy(out.data.get(), out.data.get() + done, bigger.get());
+      out.data = std::move(bigger);
+      capacity = grown;
+    }
     const zip_int64_t got =
-        zip_fread(file.file, out.data.get() + done, std::min(kChunk, out.size - done));
+        zip_fread(file.file, out.data.get() + done, std::min(kChunk, capacity - done));
     if (got < 0) {
       throw ZipError(where + ": cannot decompress (" + zip_file_strerror(file.file) + ")");
     }

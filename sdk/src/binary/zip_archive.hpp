@@ -31,11 +31,13 @@ struct ZipMember {
   int32_t method = -1;  // ZIP_CM_STORE (0), ZIP_CM_DEFLATE (8), …; -1 unknown
 };
 
-// The most bytes `member` can truly decompress to: the stored size for a
-// stored member, 1032 bytes per compressed byte for deflate (its greatest
-// ratio), and `fallback` for other methods. A central directory that
-// claims more is lying (or corrupt) and must not decide an allocation.
-uint64_t backed_size(const ZipMember& member, uint64_t fallback);
+// The most bytes `member` can truly decompress to, given that its compressed
+// bytes lie in an archive of `archive_bytes`: the stored size for a stored
+// member, 1032 bytes per compressed byte for deflate (its greatest ratio);
+// nullopt for other methods, whose ratios have no useful bound. A central
+// directory that claims more is lying (or corrupt) and must not decide an
+// allocation.
+std::optional<uint64_t> backed_size(const ZipMember& member, uint64_t archive_bytes);
 
 // A member's bytes, uninitialised before the read (a 1 GB library need not be
 // zero-filled first).
@@ -66,6 +68,7 @@ class ZipArchive {
 
  private:
   std::filesystem::path path_;
+  uint64_t file_bytes_ = 0;  // the archive's size: no member's compressed bytes exceed it
   zip* archive_ = nullptr;
 };
 
