@@ -546,7 +546,10 @@ TEST(MalformedInput, CompressedSizeLargerThanThePayload) {
 TEST(MalformedInput, IdentifierOutsideTheEntry) {
   const std::vector<std::pair<uint32_t, uint32_t>> cases = {
       {0xfffffff0u, 8}, {64, 0xffffffffu}, {0xffffffffu, 0xffffffffu}, {64 + 64 + 1, 64}};
-  for (const auto& [offset, length] : cases) {
+  for (const auto& one : cases) {
+    // Not a structured binding: clang 14 (the sanitizer builds) cannot
+    // capture one in a lambda.
+    const uint32_t offset = one.first, length = one.second;
     uint64_t at = 0;
     const FileScan result = scan_with_bad_middle_container(
         [&](ContainerSpec& c) {
