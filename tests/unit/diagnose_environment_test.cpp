@@ -251,13 +251,13 @@ TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachine
   };
   const nlohmann::json rtx5090 = {
       {"name", "NVIDIA GeForce RTX 5090"}, {"sm", 120}, {"simulated", false}};
-  const Diagnosis cpu_torch = diagnosed(real_machine({rtx5090}, "2.7.0+cpu"));
+  const Diagnosis cpu_torch = diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cpu"));
   EXPECT_EQ(cpu_torch.category, "no-device");
   EXPECT_EQ(cpu_torch.environment->verdict, "confirms");
   EXPECT_NE(cpu_torch.environment->evidence[0].find("CPU-only"), std::string::npos);
   EXPECT_EQ(diagnosed(real_machine(nlohmann::json::array(), "2.7.0+cu128")).environment->verdict,
             "confirms");
-  const Diagnosis gpu_here = diagnosed(real_machine({rtx5090}, "2.7.0+cu128"));
+  const Diagnosis gpu_here = diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cu128"));
   EXPECT_EQ(gpu_here.environment->verdict, "refutes");
   EXPECT_NE(gpu_here.environment->evidence[0].find("CUDA_VISIBLE_DEVICES"), std::string::npos);
   EXPECT_EQ(gpu_here.environment->source, "report.json");

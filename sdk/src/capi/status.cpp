@@ -1,4 +1,5 @@
 // Status text, the thread-local last error, and the version.
+#include <cstring>
 #include <string>
 
 #include "guard.hpp"
@@ -24,8 +25,14 @@ void clear_last_error() noexcept { last_error.clear(); }
 
 extern "C" {
 
-const char* archfit_status_string(archfit_status status) noexcept {
-  switch (status) {
+const char* archfit_status_string(archfit_status given) noexcept {
+  // A C caller may pass any int (999, -1). In C++ an enum holding a value
+  // outside its enumerators' range is undefined behaviour (UBSan reported
+  // it), so the bits are read as an int first.
+  static_assert(sizeof(archfit_status) == sizeof(int));
+  int code = 0;
+  std::memcpy(&code, &given, sizeof code);
+  switch (code) {
     case ARCHFIT_OK:
       return "ok";
     case ARCHFIT_ERROR_INVALID_ARGUMENT:
