@@ -28,7 +28,7 @@ set(consumer_build "${WORK_DIR}/consumer-build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
-include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/run_checked.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/consumer_build.cmake")
 
 # ---- install -------------------------------------------------------------------------
 run("cmake --install" "${CMAKE_COMMAND}" --install "${ARCHFIT_BUILD_DIR}" --prefix "${prefix}")
@@ -97,33 +97,7 @@ if(EXPECT_CLI)
 endif()
 
 # ---- a consumer project built against the installed package only -------------------------------
-set(configure_args
-  -S "${CONSUMER_SOURCE_DIR}" -B "${consumer_build}"
-  "-DCMAKE_PREFIX_PATH=${prefix}"
-  -DCMAKE_BUILD_TYPE=Release
-  # Nothing but the prefix may satisfy find_package(archfit).
-  -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
-  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
-if(GENERATOR)
-  list(APPEND configure_args -G "${GENERATOR}")
-endif()
-if(MAKE_PROGRAM)
-  list(APPEND configure_args "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
-endif()
-if(C_COMPILER)
-  list(APPEND configure_args "-DCMAKE_C_COMPILER=${C_COMPILER}")
-endif()
-if(CXX_COMPILER)
-  list(APPEND configure_args "-DCMAKE_CXX_COMPILER=${CXX_COMPILER}")
-endif()
-run("configuring the consumer" "${CMAKE_COMMAND}" ${configure_args})
-
-file(STRINGS "${consumer_build}/CMakeCache.txt" found_dir REGEX "^archfit_DIR:")
-if(NOT found_dir STREQUAL "archfit_DIR:PATH=${prefix}/lib/cmake/archfit")
-  message(FATAL_ERROR "find_package(archfit) did not use the installed package: ${found_dir}")
-endif()
-
-run("building the consumer" "${CMAKE_COMMAND}" --build "${consumer_build}")
+build_against_install("the consumer" "${CONSUMER_SOURCE_DIR}" "${consumer_build}" "${prefix}")
 
 # The consumers find the installed library through the RUNPATH CMake gives a
 # build-tree executable for an imported library, not through LD_LIBRARY_PATH.

@@ -12,7 +12,7 @@
 # be RUN_EXIT and whose output must match every EXPECT.
 cmake_minimum_required(VERSION 3.25)
 
-include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/run_checked.cmake")
+include("${CMAKE_CURRENT_LIST_DIR}/../../cmake/consumer_build.cmake")
 
 if(STEP STREQUAL "install")
   file(REMOVE_RECURSE "${PREFIX}")
@@ -25,24 +25,7 @@ if(NOT STEP STREQUAL "build")
   message(FATAL_ERROR "STEP must be install or build, not '${STEP}'")
 endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
-set(configure_args -S "${SAMPLE_DIR}" -B "${WORK_DIR}" "-DCMAKE_PREFIX_PATH=${PREFIX}"
-  -DCMAKE_BUILD_TYPE=Release -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
-  -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
-foreach(setting IN ITEMS GENERATOR MAKE_PROGRAM C_COMPILER CXX_COMPILER)
-  if(${setting})
-    if(setting STREQUAL "GENERATOR")
-      list(APPEND configure_args -G "${GENERATOR}")
-    else()
-      list(APPEND configure_args "-DCMAKE_${setting}=${${setting}}")
-    endif()
-  endif()
-endforeach()
-run("configuring ${SAMPLE_DIR}" "${CMAKE_COMMAND}" ${configure_args})
-file(STRINGS "${WORK_DIR}/CMakeCache.txt" found_dir REGEX "^archfit_DIR:")
-if(NOT found_dir MATCHES "=${PREFIX}/")
-  message(FATAL_ERROR "find_package(archfit) did not use the installed package in ${PREFIX}: ${found_dir}")
-endif()
-run("building ${SAMPLE_DIR}" "${CMAKE_COMMAND}" --build "${WORK_DIR}")
+build_against_install("${SAMPLE_DIR}" "${SAMPLE_DIR}" "${WORK_DIR}" "${PREFIX}")
 
 # The installed library, found through the RUNPATH CMake gives, never the build tree's.
 set(clean_env "${CMAKE_COMMAND}" -E env --unset=LD_LIBRARY_PATH --unset=ARCHFIT_PLUGIN_PATH)

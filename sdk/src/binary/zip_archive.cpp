@@ -19,6 +19,24 @@ std::string open_error_text(int code) {
   return text;
 }
 
+// The most bytes `member` can truly decompress to: its compressed size for a
+// stored member, 1032 bytes per compressed byte for deflate (its greatest
+// ratio); nullopt for other methods, whose ratios have no useful bound. A
+// central directory that claims more is lying (or corrupt) and must not
+// decide an allocation. The caller has checked that the compressed bytes
+// fit in the archive, so the product cannot overflow.
+std::optional<uint64_t> backed_size(const ZipMember& member) {
+  constexpr uint64_t kDeflateMaxRatio = 1032;
+  switch (member.method) {
+    case ZIP_CM_STORE:
+      return member.compressed_size;
+    case ZIP_CM_DEFLATE:
+      return member.compressed_size * kDeflateMaxRatio + 64;
+    default:
+      return std::nullopt;
+  }
+}
+
 // Closes a member on every path out of read().
 struct MemberFile {
   zip_file_t* file;
@@ -74,18 +92,6 @@ std::optional<ZipMember> ZipArchive::find(const std::string& name) const {
                                                        : -1};
 }
 
-std::optional<uint64_t> backed_size(const ZipMember& member, uint64_t archive_bytes) {
-  constexpr uint64_t kDeflateMaxRatio = 1032;
-  const uint64_t compressed = std::min(member.compressed_size, archive_bytes);
-  switch (member.method) {
-    case ZIP_CM_STORE:
-      return compressed;
-    case ZIP_CM_DEFLATE:
-      return compressed * kDeflateMaxRatio + 64;  // compressed ≤ a file's size: no overflow
-    default:
-      return std::nullopt;
-  }
-}
 
 MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
                              const std::function<void(uint64_t)>& on_bytes) const {
@@ -104,7 +110,7 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
                    " compressed bytes in an archive of " + std::to_string(file_bytes_) +
                    "; the archive is corrupt");
   }
-  const std::optional<uint64_t> backed = backed_size(member, file_bytes_);
+  const std::optional<uint64_t> backed = backed_size(member);
   if (backed && member.size > *backed) {
     throw ZipError(where + ": claims " + std::to_string(member.size) + " bytes uncompressed from " +
                    std::to_string(member.compressed_size) +

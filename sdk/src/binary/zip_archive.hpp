@@ -31,14 +31,6 @@ struct ZipMember {
   int32_t method = -1;  // ZIP_CM_STORE (0), ZIP_CM_DEFLATE (8), …; -1 unknown
 };
 
-// The most bytes `member` can truly decompress to, given that its compressed
-// bytes lie in an archive of `archive_bytes`: the stored size for a stored
-// member, 1032 bytes per compressed byte for deflate (its greatest ratio);
-// nullopt for other methods, whose ratios have no useful bound. A central
-// directory that claims more is lying (or corrupt) and must not decide an
-// allocation.
-std::optional<uint64_t> backed_size(const ZipMember& member, uint64_t archive_bytes);
-
 // A member's bytes, uninitialised before the read (a 1 GB library need not be
 // zero-filled first).
 struct MemberBytes {

@@ -46,9 +46,7 @@ struct archfit_diagnosis {
 };
 
 struct archfit_plugin_set {
-  archfit::plugin::PluginSet set;
-  std::vector<std::string> manifests;        // borrowed by archfit_plugin_set_get
-  std::vector<std::string> rejected_paths;   // borrowed by archfit_plugin_set_rejected_path
+  archfit::plugin::PluginSet set;  // its paths' c_str() are what the ABI lends out
   mutable std::once_flag json_once;
   mutable std::string json;
 };

@@ -31,10 +31,6 @@ archfit_status archfit_plugins_load(archfit_context* context, const archfit_plug
     search.install_dir = options.skip_install_dir == 0;
     auto handle = std::make_unique<archfit_plugin_set>();
     handle->set = plugin::load_plugins(search);
-    for (const auto& loaded : handle->set.loaded)
-      handle->manifests.push_back(loaded.manifest.path.string());
-    for (const auto& rejected : handle->set.rejected)
-      handle->rejected_paths.push_back(rejected.path.string());
     *out_set = handle.release();
   });
 }
@@ -64,7 +60,7 @@ archfit_status archfit_plugin_set_get(const archfit_plugin_set* set, size_t inde
     out_entry->name = loaded.name.c_str();
     out_entry->version = loaded.version.c_str();
     out_entry->description = loaded.description.c_str();
-    out_entry->manifest = set->manifests[index].c_str();
+    out_entry->manifest = loaded.manifest.path.c_str();
     out_entry->abi = loaded.abi;
     out_entry->module_count = loaded.modules.size();
     out_entry->probe_json = loaded.probe_json.empty() ? nullptr : loaded.probe_json.c_str();
@@ -118,7 +114,7 @@ size_t archfit_plugin_set_rejected_count(const archfit_plugin_set* set) noexcept
 }
 
 const char* archfit_plugin_set_rejected_path(const archfit_plugin_set* set, size_t index) noexcept {
-  return set && index < set->rejected_paths.size() ? set->rejected_paths[index].c_str() : nullptr;
+  return set && index < set->set.rejected.size() ? set->set.rejected[index].path.c_str() : nullptr;
 }
 
 const char* archfit_plugin_set_rejected_reason(const archfit_plugin_set* set,

@@ -225,14 +225,6 @@ CheckReport run_check(const CheckOptions& options) {
   CheckReport report;
   choose_devices(options, kb, report);
   choose_driver(options, kb, report);
-  // Plugins load while the environment is read and scanned: torch_probe
-  // alone loads libtorch (about 0.6 s here), which the scan of a big
-  // environment hides. Not for a check that has nothing to scan.
-  const bool something_to_scan = !options.site_packages.empty() || options.custom_nodes ||
-                                 !options.wheels.empty() || !options.paths.empty();
-  std::future<plugin::PluginSet> plugins;
-  if (options.plugins && something_to_scan)
-    plugins = std::async(std::launch::async, plugin::load_plugins, *options.plugins);
 
   std::vector<env::SitePackages> sites;
   std::vector<fs::path> roots;
@@ -260,6 +252,11 @@ CheckReport run_check(const CheckOptions& options) {
     throw CheckError(
         "nothing to check: give --site-packages DIR, --venv DIR, --custom-nodes DIR, --wheel FILE "
         "or paths");
+  // Plugins load while the environment is scanned: torch_probe alone loads
+  // libtorch (about 0.6 s here), which the scan of a big environment hides.
+  std::future<plugin::PluginSet> plugins;
+  if (options.plugins)
+    plugins = std::async(std::launch::async, plugin::load_plugins, *options.plugins);
 
   binary::TreeScanOptions scan_options;
   scan_options.threads = options.threads;

@@ -71,7 +71,7 @@ std::vector<ProbeResult> read_probes(const plugin::PluginSet& plugins,
     ProbeResult result;
     result.plugin = plugin.name;
     result.version = plugin.version;
-    result.facts = facts.dump();
+    result.facts = facts;
     result.cuda_archs = archs_of(facts);
     result.library = text_of(facts, "library");
     if (!result.cuda_archs.empty()) {

@@ -4,6 +4,7 @@
 // probe that reports "cuda_archs" has that list judged against every device
 // by the rule table, as a binary with exactly those images would be.
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ struct DeviceInfo;
 struct ProbeResult {
   std::string plugin;   // "torch_probe"
   std::string version;  // the plugin's
-  std::string facts;    // its JSON object, as it gave it (re-serialised)
+  nlohmann::json facts;  // its JSON object, as it gave it
   std::vector<std::string> cuda_archs;      // "sm_86", "compute_90"; empty when it has none
   std::vector<compat::Verdict> per_device;  // cuda_archs judged; empty without cuda_archs
   std::string library;  // the library file the facts describe ("library"), if given

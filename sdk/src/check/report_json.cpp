@@ -63,7 +63,7 @@ json probes_json(const std::vector<ProbeResult>& probes, const std::vector<Devic
     out.push_back({{"plugin", probe.plugin},
                    {"version", probe.version},
                    {"summary", probe.summary},
-                   {"facts", json::parse(probe.facts, nullptr, false)},
+                   {"facts", probe.facts},
                    {"per_device", per_device_json(probe.per_device, devices)}});
   }
   return out;
