@@ -29,7 +29,7 @@ BENCH_APT_PACKAGES := python3-torch
 SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps configure build test demo bench bench-deps bench-check bench-jit clean test-realworld \
-  sanitizer-deps fuzz test-asan test-tsan
+  sanitizer-deps fuzz test-asan test-tsan test-sanitizers
 
 all: build
 
@@ -154,5 +154,15 @@ test-tsan: sanitizer-deps
 	cmake --build build-tsan -j $(JOBS) --target archfit_unit_tests archfit_capi_tests jit_cache_racer
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -j $(JOBS) -R "$(TSAN_TESTS)"
 
+# CI's second stage (.ci/run, after `make test`): the suite under ASan+UBSan,
+# each fuzz target for 30 s in the same build, and the concurrency tests
+# under TSan. Kept out of `make test`, which would take twice as long with it
+# (about 11 minutes more on 2 cores; docs/reliability.md has the figures).
+CI_FUZZ_SECONDS ?= 30
+test-sanitizers:
+	$(MAKE) test-asan
+	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
+	$(MAKE) test-tsan
+
 clean:
-	rm -rf $(BUILD_DIR)
+	rm -rf $(BUILD_DIR) build-asan build-tsan

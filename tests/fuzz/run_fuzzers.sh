@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs every fuzz target for SECONDS each (make fuzz; CI: 30), from its seeds
-# (archfit_fuzz_seeds) and the corpus earlier runs grew, and prints one line
-# per target: executions, corpus size, crashes. A crash, leak, timeout (10 s
-# for one input) or single allocation over 2 GiB is kept under
+# (archfit_fuzz_seeds) and the corpus earlier runs grew, FUZZ_JOBS targets at
+# a time (default: one per core), and prints one line per target:
+# executions, corpus size, crashes. A crash, leak, timeout (10 s for one
+# input) or single allocation over 2 GiB is kept under
 # <build>/fuzz/crashes/<target>/; copy it into tests/fuzz/regressions/<target>/
 # once fixed, and ctest replays it. Exit status: 1 when any target crashed.
 #
@@ -12,11 +13,14 @@ build="$1"
 seconds="$2"
 shift 2
 targets="${*:-scanner kb error_text manifest cache_entry wheel}"
+jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
 work="$build/fuzz"
 "$build/tests/fuzz/archfit_fuzz_seeds" "$work/seeds" || exit 2
-status=0
-printf '%-12s %12s %8s %8s  %s\n' target executions corpus crashes "seconds each: $seconds"
-for target in $targets; do
+mkdir -p "$work/logs" && rm -f "$work/logs/"*.result
+
+# fuzz_one TARGET: one libFuzzer run; its counts go to $work/logs/TARGET.result.
+fuzz_one() {
+  target="$1"
   mkdir -p "$work/corpus/$target" "$work/crashes/$target" "$work/logs"
   log="$work/logs/$target.log"
   before=$(ls "$work/crashes/$target" | wc -l)
@@ -27,12 +31,32 @@ for target in $targets; do
   after=$(ls "$work/crashes/$target" | wc -l)
   runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
   corpus=$(ls "$work/corpus/$target" | wc -l)
-  crashes=$((after - before))
-  printf '%-12s %12s %8s %8s\n' "$target" "${runs:-?}" "$corpus" "$crashes"
-  if [ "$crashes" -ne 0 ] || ! grep -q "^stat::number_of_executed_units" "$log"; then
+  # No final stats: libFuzzer itself died (a crash it could not report).
+  finished=yes
+  grep -q "^stat::number_of_executed_units" "$log" || finished=no
+  echo "${runs:-?} $corpus $((after - before)) $finished" >"$work/logs/$target.result"
+}
+
+running=0
+for target in $targets; do
+  fuzz_one "$target" &
+  running=$((running + 1))
+  if [ "$running" -ge "$jobs" ]; then
+    wait
+    running=0
+  fi
+done
+wait
+
+status=0
+printf '%-12s %12s %8s %8s  %s\n' target executions corpus crashes "seconds each: $seconds, $jobs at a time"
+for target in $targets; do
+  read -r runs corpus crashes finished <"$work/logs/$target.result"
+  printf '%-12s %12s %8s %8s\n' "$target" "$runs" "$corpus" "$crashes"
+  if [ "$crashes" -ne 0 ] || [ "$finished" != yes ]; then
     status=1
-    echo "  $target: see $log and $work/crashes/$target/"
-    grep -m 3 -E "ERROR: |SUMMARY: |runtime error" "$log" | sed 's/^/    /'
+    echo "  $target: see $work/logs/$target.log and $work/crashes/$target/"
+    grep -m 3 -E "ERROR: |SUMMARY: |runtime error" "$work/logs/$target.log" | sed 's/^/    /'
   fi
 done
 exit "$status"
