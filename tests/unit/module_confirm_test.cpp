@@ -252,8 +252,64 @@ TEST_F(ModuleConfirmTest, BytesCutShortAreNeverHandedToTheDriver) {
     EXPECT_FALSE(load.loaded);
     EXPECT_FALSE(load.problem.empty());
   }
-  EXPECT_TRUE(contains(confirmation.loads[0].problem, "declares"));
+  EXPECT_TRUE(contains(confirmation.loads[0].problem, "runs past the end"));
   EXPECT_TRUE(contains(confirmation.loads[1].problem, "past the end"));
+}
+
+// Found in review: only the section table and the program header table's
+// extent were checked, with whatever entry size e_phentsize claimed, and of
+// a fatbin container only its 16-byte header. The driver strides program
+// headers by their real size and reads every segment, and a container read
+// back from a file that changed since the scan could hold entries whose
+// sizes lie. A cubin's segments and a container's every entry, and the cubin
+// in each SASS entry, are checked now before the driver sees them.
+TEST_F(ModuleConfirmTest, WhatTheDriverWouldReadIsCheckedBeforeItIsAsked) {
+  const auto cubin = request("sm_80.cubin");
+  auto field = [](const std::vector<uint8_t>& bytes, size_t at, auto value) {
+    std::memcpy(const_cast<uint8_t*>(bytes.data()) + at, &value, sizeof value);
+  };
+  uint64_t phoff = 0;
+  std::memcpy(&phoff, cubin.image.data() + 0x20, 8);
+  ASSERT_GT(phoff, 0u) << "nvcc's cubin has program headers";
+
+  auto small_entries = cubin;
+  field(small_entries.image, 0x36, uint16_t{1});  // e_phentsize
+  auto extended = cubin;
+  field(extended.image, 0x38, uint16_t{0xffff});  // e_phnum = PN_XNUM
+  auto long_segment = cubin;
+  field(long_segment.image, phoff + 32, uint64_t{1} << 40);  // segment 0's p_filesz
+  // A container whose only entry's payload size runs past the container.
+  auto lying_entry = single_entry("sm_80.fatbin", 0);
+  field(lying_entry.image, 16 + 8, uint64_t{1} << 30);
+  // A container whose SASS entry holds a cubin with a segment past its end.
+  auto container_of_bad_cubin = single_entry("sm_80.fatbin", 0);
+  {
+    const auto scan = scan_file(kFixtureDir / "sm_80.fatbin");
+    const auto& image = scan.images[0];
+    ASSERT_EQ(image.compression, archfit::binary::Compression::none);
+    const uint64_t cubin_at = 16 + (image.payload_offset - image.offset);
+    uint64_t entry_phoff = 0;
+    std::memcpy(&entry_phoff, container_of_bad_cubin.image.data() + cubin_at + 0x20, 8);
+    field(container_of_bad_cubin.image, cubin_at + entry_phoff + 32, uint64_t{1} << 40);
+  }
+
+  use_device("8.0");
+  const auto confirmation =
+      confirm({small_entries, extended, long_segment, lying_entry, container_of_bad_cubin, cubin});
+  ASSERT_EQ(confirmation.loads.size(), 6u) << all_findings(confirmation);
+  const char* expected[] = {"smaller than an ELF64 program header",
+                            "extended program header numbering",
+                            "ELF segment 0 (offset",
+                            "runs past the container end",
+                            "the sm_80 entry at 0x10: ELF segment 0"};
+  for (size_t i = 0; i < 5; ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_FALSE(confirmation.loads[i].asked);
+    EXPECT_TRUE(contains(confirmation.loads[i].problem, expected[i]));
+  }
+  // Control: the cubin as nvcc wrote it is handed over and loads.
+  EXPECT_TRUE(confirmation.loads[5].asked) << confirmation.loads[5].problem;
+  EXPECT_TRUE(confirmation.loads[5].loaded);
 }
 
 TEST_F(ModuleConfirmTest, PtxWithoutATerminatingNulIsStillReadWhole) {

@@ -63,7 +63,7 @@ CubinInfo read_cubin(const ByteReader& bytes) {
   info.sm = file.abi_version >= 8 ? (file.flags >> 8) & 0xff : file.flags & 0xff;
   info.debug = find_section(file, ".debug_info") != nullptr;
 
-  if (const ElfSection* compat = find_section(file, ".nv.compat")) {
+  if (const ElfSection* compat = find_section_bytes(file, ".nv.compat")) {
     info.variant = Variant::plain;
     for (uint64_t at = compat->offset; at + 4 <= compat->offset + compat->size; at += 4) {
       // Record 02 09 vv 00: vv = 1 marks an arch-specific (`a`) cubin.
@@ -73,7 +73,7 @@ CubinInfo read_cubin(const ByteReader& bytes) {
       }
     }
   }
-  if (const ElfSection* note = find_section(file, ".note.nv.tkinfo")) {
+  if (const ElfSection* note = find_section_bytes(file, ".note.nv.tkinfo")) {
     for_each_note(bytes, *note, [&](uint32_t type, uint64_t desc, uint64_t size) {
       if (type != kNoteToolkitInfo || size <= kToolkitStringsStart) return;
       for (uint64_t at = desc + kToolkitStringsStart; at < desc + size;) {

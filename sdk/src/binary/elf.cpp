@@ -73,6 +73,7 @@ ElfFile read_elf(const ByteReader& bytes) {
     section.flags = r.flags;
     section.offset = r.offset;
     section.size = r.size;
+    section.in_file = r.type != elf::kSectionNobits;
     if (names && r.name < names->size) {
       section.name = std::string(bytes.c_string(names->offset + r.name, names->size - r.name));
     } else {
@@ -100,6 +101,11 @@ const ElfSection* find_section(const ElfFile& file, std::string_view name) {
     if (section.name == name) return &section;
   }
   return nullptr;
+}
+
+const ElfSection* find_section_bytes(const ElfFile& file, std::string_view name) {
+  const ElfSection* section = find_section(file, name);
+  return section && section->in_file ? section : nullptr;
 }
 
 }  // namespace archfit::binary

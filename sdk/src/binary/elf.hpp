@@ -30,6 +30,9 @@ struct ElfSection {
   uint64_t flags = 0;
   uint64_t offset = 0;
   uint64_t size = 0;
+  // False for SHT_NOBITS (.bss, .nv.shared.*): its offset and size describe
+  // memory at run time, not bytes in the file, and were not bounds-checked.
+  bool in_file = true;
 };
 
 struct ElfFile {
@@ -38,7 +41,7 @@ struct ElfFile {
   uint8_t osabi = 0;
   uint8_t abi_version = 0;
   uint32_t flags = 0;
-  std::vector<ElfSection> sections;   // only those whose bytes lie inside the file
+  std::vector<ElfSection> sections;   // those whose bytes lie inside the file, and NOBITS ones
   std::vector<ScanProblem> problems;  // sections that did not, and why
 };
 
@@ -50,5 +53,10 @@ ElfFile read_elf(const ByteReader& bytes);
 
 // The section named `name`, or nullptr.
 const ElfSection* find_section(const ElfFile& file, std::string_view name);
+
+// The section named `name` whose bytes are in the file, or nullptr (none,
+// or a NOBITS one: a hostile cubin's NOBITS note of 2^40 bytes once drove a
+// byte-by-byte walk past the end of the file, found in review).
+const ElfSection* find_section_bytes(const ElfFile& file, std::string_view name);
 
 }  // namespace archfit::binary

@@ -124,31 +124,40 @@ bool container_header_at(const ByteReader& bytes, uint64_t offset, uint64_t limi
 
 uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit,
                         const RegionSource& source, std::vector<Image>& images) {
-  if (limit - offset < fatbin::kContainerHeaderSize) {
-    throw ScanError(offset, "truncated fatbin container header: needs 16 bytes, " +
-                                std::to_string(limit - offset) + " remain in " +
-                                std::string(source.section));
+  if (limit > bytes.size() || offset > limit) {
+    throw ScanError(offset, "a fatbin container was sought outside " + std::string(source.section) +
+                                " (limit " + hex(limit) + ", " + std::to_string(bytes.size()) +
+                                " bytes)");
   }
-  const uint32_t magic = bytes.u32(offset, "container magic");
-  const uint16_t version = bytes.u16(offset + 4, "container version");
-  const uint16_t header_size = bytes.u16(offset + 6, "container header size");
-  const uint64_t entries_size = bytes.u64(offset + 8, "container size");
-  if (magic != fatbin::kContainerMagic) {
-    throw ScanError(offset, "expected a fatbin container (magic 0xba55ed50), found " + hex(magic));
-  }
-  if (version != fatbin::kContainerVersion || header_size != fatbin::kContainerHeaderSize) {
-    throw ScanError(offset, "fatbin container has version " + std::to_string(version) +
-                                " and header size " + std::to_string(header_size) +
-                                "; only version 1 with a 16-byte header is known");
-  }
-  if (entries_size > limit - offset - fatbin::kContainerHeaderSize) {
-    throw ScanError(offset + 8, "fatbin container size " + hex(entries_size) +
-                                    " runs past the end of " + std::string(source.section) +
-                                    " at " + hex(limit));
-  }
-  const uint64_t end = offset + fatbin::kContainerHeaderSize + entries_size;
+  // Where a search resumes when this fails: past the header's magic, or
+  // past the last entry that parsed (ContainerError says why).
+  uint64_t resume_at = offset + 4;
   const size_t first_new = images.size();
   try {
+    if (limit - offset < fatbin::kContainerHeaderSize) {
+      throw ScanError(offset, "truncated fatbin container header: needs 16 bytes, " +
+                                  std::to_string(limit - offset) + " remain in " +
+                                  std::string(source.section));
+    }
+    const uint32_t magic = bytes.u32(offset, "container magic");
+    const uint16_t version = bytes.u16(offset + 4, "container version");
+    const uint16_t header_size = bytes.u16(offset + 6, "container header size");
+    const uint64_t entries_size = bytes.u64(offset + 8, "container size");
+    if (magic != fatbin::kContainerMagic) {
+      throw ScanError(offset,
+                      "expected a fatbin container (magic 0xba55ed50), found " + hex(magic));
+    }
+    if (version != fatbin::kContainerVersion || header_size != fatbin::kContainerHeaderSize) {
+      throw ScanError(offset, "fatbin container has version " + std::to_string(version) +
+                                  " and header size " + std::to_string(header_size) +
+                                  "; only version 1 with a 16-byte header is known");
+    }
+    if (entries_size > limit - offset - fatbin::kContainerHeaderSize) {
+      throw ScanError(offset + 8, "fatbin container size " + hex(entries_size) +
+                                      " runs past the end of " + std::string(source.section) +
+                                      " at " + hex(limit));
+    }
+    const uint64_t end = offset + fatbin::kContainerHeaderSize + entries_size;
     uint64_t at = offset + fatbin::kContainerHeaderSize;
     while (at < end) {
       // A tail of zero bytes is alignment padding, not an entry.
@@ -157,13 +166,17 @@ uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit
       }
       Image image = read_entry(bytes, at, end, offset, source);
       at = image.payload_offset + image.size;
+      resume_at = at;
       images.push_back(std::move(image));
     }
-  } catch (...) {
+    return end;
+  } catch (const ScanError& error) {
     images.resize(first_new);  // a container is reported whole or not at all
+    throw ContainerError(error, resume_at);
+  } catch (...) {
+    images.resize(first_new);
     throw;
   }
-  return end;
 }
 
 #if defined(__SSE2__)
@@ -238,10 +251,10 @@ void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLa
       const uint64_t container_end = read_container(bytes, at, end, source, out.images);
       out.containers.push_back({at, container_end});
       at = container_end;
-    } catch (const ScanError& error) {
+    } catch (const ContainerError& error) {
       out.problems.push_back({error.offset(), error.what()});
       layout = RegionLayout::embedded;
-      at += 4;
+      at = error.resume_at();
     }
   }
 }

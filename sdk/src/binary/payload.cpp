@@ -3,6 +3,10 @@
 #include <lz4.h>
 #include <zstd.h>
 
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <span>
 #include <string_view>
 
 #include "cubin.hpp"
@@ -81,6 +85,68 @@ void check_cubin(const std::vector<std::byte>& bytes, Image& image) {
   image.relocatable = image.relocatable || cubin_relocatable;
 }
 
+// A zstd payload's bytes, streamed into a buffer that grows with the bytes
+// that arrive, up to the entry header's size. Neither that size nor a
+// frame's declared content size is trusted to size the buffer: a 17-byte
+// frame in an entry claiming 1 GiB cost a zero-filled GiB before this (found
+// in review). A frame alone in the payload that declares its size must
+// declare the header's.
+std::vector<std::byte> zstd_bytes(std::span<const std::byte> compressed, const Image& image) {
+  auto fail = [&](const std::string& what) {
+    return ScanError(image.payload_offset, "zstd payload " + what);
+  };
+  const size_t frame = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
+  if (ZSTD_isError(frame))
+    throw fail(std::string("does not decompress: ") + ZSTD_getErrorName(frame));
+  const unsigned long long content = ZSTD_getFrameContentSize(compressed.data(), compressed.size());
+  const bool declared = frame == compressed.size() && content < ZSTD_CONTENTSIZE_ERROR;
+  const uint64_t expected = image.uncompressed_size;
+  if (declared && content != expected) {
+    throw fail("holds " + std::to_string(content) + " bytes, the header says " +
+               std::to_string(expected));
+  }
+  std::unique_ptr<ZSTD_DStream, decltype(&ZSTD_freeDStream)> stream(ZSTD_createDStream(),
+                                                                    &ZSTD_freeDStream);
+  if (!stream) throw std::bad_alloc();
+  // One byte over the header's size tells "too much" from "exactly right"
+  // while the decoder still has a frame's checksum to read.
+  const uint64_t limit = expected + 1;
+  std::vector<std::byte> out(std::min<uint64_t>(limit, uint64_t{1} << 20));
+  ZSTD_inBuffer in{compressed.data(), compressed.size(), 0};
+  uint64_t produced = 0;
+  bool between_frames = false;
+  while (in.pos < in.size) {
+    // Zero bytes after a whole frame pad the entry to its alignment.
+    if (between_frames && std::all_of(compressed.begin() + in.pos, compressed.end(),
+                                      [](std::byte b) { return b == std::byte{0}; }))
+      break;
+    if (produced == out.size()) {
+      if (out.size() == limit) {
+        throw fail("decompresses to more than the " + std::to_string(expected) +
+                   " bytes its header says");
+      }
+      out.resize(std::min<uint64_t>(limit, out.size() * 2));
+    }
+    ZSTD_outBuffer dest{out.data(), out.size(), produced};
+    const size_t consumed_before = in.pos;
+    const size_t status = ZSTD_decompressStream(stream.get(), &dest, &in);
+    if (ZSTD_isError(status))
+      throw fail(std::string("does not decompress: ") + ZSTD_getErrorName(status));
+    if (in.pos == consumed_before && dest.pos == produced)
+      throw fail("stops decompressing after " + std::to_string(produced) + " bytes");
+    produced = dest.pos;
+    between_frames = status == 0;
+  }
+  if (!between_frames)
+    throw fail("ends inside a frame, after " + std::to_string(produced) + " bytes");
+  if (produced != expected) {
+    throw fail("decompressed to " + std::to_string(produced) + " bytes, the header says " +
+               std::to_string(expected));
+  }
+  out.resize(produced);
+  return out;
+}
+
 }  // namespace
 
 std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image) {
@@ -94,53 +160,26 @@ std::vector<std::byte> payload_bytes(const ByteReader& file, const Image& image)
   }
   const auto compressed =
       file.slice(image.payload_offset, image.compressed_size, "compressed payload");
-  // A corrupt size field must not make --deep allocate up to a gigabyte: check
-  // it against what the compressed bytes can produce first.
-  if (image.compression == Compression::zstd) {
-    const size_t frame = ZSTD_findFrameCompressedSize(compressed.data(), compressed.size());
-    if (ZSTD_isError(frame)) {
-      throw ScanError(image.payload_offset,
-                      std::string("zstd payload does not decompress: ") + ZSTD_getErrorName(frame));
-    }
-    const unsigned long long content =
-        ZSTD_getFrameContentSize(compressed.data(), compressed.size());
-    if (frame == compressed.size() && content < ZSTD_CONTENTSIZE_ERROR &&
-        content != image.uncompressed_size) {
-      throw ScanError(image.payload_offset, "zstd payload holds " + std::to_string(content) +
-                                                " bytes, the header says " +
-                                                std::to_string(image.uncompressed_size));
-    }
-  } else if (image.uncompressed_size > kLz4MaxRatio * compressed.size()) {
+  // A corrupt size field must not make --deep allocate up to a gigabyte:
+  // the buffer is sized from what the compressed bytes can produce.
+  if (image.compression == Compression::zstd) return zstd_bytes(compressed, image);
+  if (image.uncompressed_size > kLz4MaxRatio * compressed.size()) {
     throw ScanError(image.payload_offset, "LZ4 payload of " + std::to_string(compressed.size()) +
                                               " bytes cannot decompress to the " +
                                               std::to_string(image.uncompressed_size) +
                                               " bytes its header says");
   }
+  if (compressed.size() > static_cast<uint64_t>(LZ4_MAX_INPUT_SIZE)) {
+    throw ScanError(image.payload_offset, "LZ4 payload is larger than LZ4 allows");
+  }
   std::vector<std::byte> out(image.uncompressed_size);
-  if (image.compression == Compression::zstd) {
-    const size_t produced =
-        ZSTD_decompress(out.data(), out.size(), compressed.data(), compressed.size());
-    if (ZSTD_isError(produced)) {
-      throw ScanError(image.payload_offset, std::string("zstd payload does not decompress: ") +
-                                                ZSTD_getErrorName(produced));
-    }
-    if (produced != out.size()) {
-      throw ScanError(image.payload_offset,
-                      "zstd payload decompressed to " + std::to_string(produced) +
-                          " bytes, the header says " + std::to_string(out.size()));
-    }
-  } else {
-    if (compressed.size() > static_cast<uint64_t>(LZ4_MAX_INPUT_SIZE)) {
-      throw ScanError(image.payload_offset, "LZ4 payload is larger than LZ4 allows");
-    }
-    const int produced = LZ4_decompress_safe(
-        reinterpret_cast<const char*>(compressed.data()), reinterpret_cast<char*>(out.data()),
-        static_cast<int>(compressed.size()), static_cast<int>(out.size()));
-    if (produced < 0 || static_cast<uint64_t>(produced) != out.size()) {
-      throw ScanError(image.payload_offset, "LZ4 payload does not decompress to the " +
-                                                std::to_string(out.size()) +
-                                                " bytes its header says");
-    }
+  const int produced = LZ4_decompress_safe(
+      reinterpret_cast<const char*>(compressed.data()), reinterpret_cast<char*>(out.data()),
+      static_cast<int>(compressed.size()), static_cast<int>(out.size()));
+  if (produced < 0 || static_cast<uint64_t>(produced) != out.size()) {
+    throw ScanError(image.payload_offset, "LZ4 payload does not decompress to the " +
+                                              std::to_string(out.size()) +
+                                              " bytes its header says");
   }
   return out;
 }
@@ -157,6 +196,11 @@ void inspect_payload(const ByteReader& file, Image& image) {
     }
   } catch (const ScanError& error) {
     image.payload->error = error.what();
+  } catch (const std::bad_alloc&) {
+    // A real payload of up to 1 GiB, with too little memory left for it.
+    image.payload->error = "at offset " + hex(image.payload_offset) + ": no memory for the " +
+                           std::to_string(image.uncompressed_size) +
+                           " bytes this payload decompresses to";
   }
 }
 

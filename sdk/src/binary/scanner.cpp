@@ -132,7 +132,7 @@ void scan_host_elf(const ByteReader& bytes, const ScanOptions& options, FileScan
     add_region(plan, 0, bytes.size(), RegionLayout::embedded, {"(no section table)"}, threads);
   }
   for (const ElfSection& section : file.sections) {
-    if (section.type == elf::kSectionNobits || section.size == 0) continue;
+    if (!section.in_file || section.size == 0) continue;
     const uint64_t end = section.offset + section.size;
     if (section.name == ".nv_fatbin") {
       add_region(plan, section.offset, end, RegionLayout::packed, {section.name}, threads);

@@ -1,9 +1,11 @@
 #include "module_confirm.hpp"
 
+#include <new>
 #include <span>
 
 #include "binary/elf.hpp"
 #include "binary/fatbin.hpp"
+#include "binary/payload.hpp"
 #include "driver_library.hpp"
 
 namespace archfit::env {
@@ -18,18 +20,79 @@ bool is_fatbin(const binary::ByteReader& bytes) {
   return bytes.contains(0, 4) && bytes.u32(0, "magic") == binary::fatbin::kContainerMagic;
 }
 
+constexpr uint64_t kElf64ProgramHeaderSize = 56;
+constexpr uint16_t kExtendedProgramHeaderCount = 0xffff;  // PN_XNUM
+
+// Why the driver must not read this ELF, or "": its section table, its
+// program header table and every segment it describes lie inside `bytes`.
+std::string elf_problem(const binary::ByteReader& bytes) {
+  try {
+    const binary::ElfFile file = binary::read_elf(bytes);
+    if (!file.problems.empty()) return file.problems.front().message;
+    // read_elf checks the section table; the driver reads the program headers too.
+    const uint64_t offset = bytes.u64(0x20, "e_phoff");
+    const uint64_t count = bytes.u16(0x38, "e_phnum"), entry = bytes.u16(0x36, "e_phentsize");
+    if (count == 0) return {};
+    if (count == kExtendedProgramHeaderCount)
+      return "the ELF uses extended program header numbering (PN_XNUM), which no cubin does";
+    if (entry < kElf64ProgramHeaderSize) {
+      return "the ELF's program header entries are " + std::to_string(entry) +
+             " bytes, smaller than an ELF64 program header (56)";
+    }
+    if (!bytes.contains(offset, count * entry)) {  // both at most 65535: no overflow
+      return "the ELF program headers extend past the end of the image (" +
+             std::to_string(bytes.size()) + " bytes)";
+    }
+    for (uint64_t i = 0; i < count; ++i) {
+      const uint64_t header = offset + i * entry;
+      const uint64_t data = bytes.u64(header + 8, "p_offset");
+      const uint64_t size = bytes.u64(header + 32, "p_filesz");
+      if (size != 0 && !bytes.contains(data, size)) {
+        return "ELF segment " + std::to_string(i) + " (offset " + binary::hex(data) + ", " +
+               std::to_string(size) + " bytes) extends past the end of the image (" +
+               std::to_string(bytes.size()) + " bytes)";
+      }
+    }
+  } catch (const binary::ScanError& error) {
+    return error.what();
+  }
+  return {};
+}
+
+// Why the driver must not read this fatbin container, or "": it parses whole
+// (every entry inside it), and each SASS entry's cubin, decompressed where
+// it is compressed, passes elf_problem. The container is read back from the
+// file after the scan, so it is checked again here, not trusted.
+std::string fatbin_problem(const binary::ByteReader& bytes) {
+  std::vector<binary::Image> images;
+  try {
+    binary::read_container(bytes, 0, bytes.size(), {"the container"}, images);
+  } catch (const binary::ScanError& error) {
+    return error.what();
+  }
+  for (const binary::Image& image : images) {
+    if (image.kind != binary::ImageKind::sass) continue;
+    try {
+      const std::vector<std::byte> cubin = binary::payload_bytes(bytes, image);
+      if (std::string problem = elf_problem(binary::ByteReader(cubin)); !problem.empty())
+        return "the " + image.arch_name() + " entry at " + binary::hex(image.offset) + ": " + problem;
+    } catch (const binary::ScanError& error) {
+      return "the " + image.arch_name() + " entry: " + error.what();
+    } catch (const std::bad_alloc&) {
+      return "the " + image.arch_name() + " entry at " + binary::hex(image.offset) +
+             ": no memory to decompress it for checking";
+    }
+  }
+  return {};
+}
+
 // cuModuleLoadData takes no length: the driver trusts the sizes inside the
 // image. Bytes whose own headers reach past their end would have it read
 // outside the buffer, so those are never handed over; this says why.
 std::string cut_short(const std::vector<uint8_t>& image) {
   if (image.empty()) return "no bytes to load";
   const binary::ByteReader bytes = reader(image);
-  if (is_fatbin(bytes)) {
-    if (binary::container_header_at(bytes, 0, bytes.size())) return {};
-    return "the fatbin container header is cut short, of an unknown version, or declares more "
-           "than the " +
-           std::to_string(bytes.size()) + " bytes here";
-  }
+  if (is_fatbin(bytes)) return fatbin_problem(bytes);
   switch (binary::classify_elf(bytes)) {
     case binary::ElfClass::not_elf:
       return {};
@@ -38,19 +101,7 @@ std::string cut_short(const std::vector<uint8_t>& image) {
     case binary::ElfClass::elf64_le:
       break;
   }
-  try {
-    const binary::ElfFile file = binary::read_elf(bytes);
-    if (!file.problems.empty()) return file.problems.front().message;
-    // read_elf checks the section table; the driver reads the program headers too.
-    const uint64_t offset = bytes.u64(0x20, "e_phoff");
-    const uint64_t count = bytes.u16(0x38, "e_phnum"), entry = bytes.u16(0x36, "e_phentsize");
-    if (count > 0 && !bytes.contains(offset, count * entry))
-      return "the ELF program headers extend past the end of the image (" +
-             std::to_string(bytes.size()) + " bytes)";
-  } catch (const binary::ScanError& error) {
-    return error.what();
-  }
-  return {};
+  return elf_problem(bytes);
 }
 
 // Anything else is handed over as text, which the driver reads up to a NUL.
