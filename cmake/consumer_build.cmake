@@ -15,15 +15,16 @@ endfunction()
 # build_against_install(<what> <source> <build> <prefix>) configures <source>
 # in <build> with nothing but <prefix> to satisfy find_package(archfit), checks
 # that the installed package is the one found, and builds it. GENERATOR,
-# MAKE_PROGRAM, C_COMPILER and CXX_COMPILER, where the caller sets them, are
-# the build tree's own tools.
+# MAKE_PROGRAM, C_COMPILER, CXX_COMPILER, C_FLAGS, CXX_FLAGS and
+# EXE_LINKER_FLAGS, where the caller sets them, are the build tree's own
+# (tests/CMakeLists.txt: ARCHFIT_CONSUMER_TOOLS).
 function(build_against_install what source build prefix)
   set(args -S "${source}" -B "${build}" "-DCMAKE_PREFIX_PATH=${prefix}" -DCMAKE_BUILD_TYPE=Release
     -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF -DCMAKE_FIND_USE_SYSTEM_PACKAGE_REGISTRY=OFF)
   if(GENERATOR)
     list(APPEND args -G "${GENERATOR}")
   endif()
-  foreach(tool IN ITEMS MAKE_PROGRAM C_COMPILER CXX_COMPILER)
+  foreach(tool IN ITEMS MAKE_PROGRAM C_COMPILER CXX_COMPILER C_FLAGS CXX_FLAGS EXE_LINKER_FLAGS)
     if(${tool})
       list(APPEND args "-DCMAKE_${tool}=${${tool}}")
     endif()
