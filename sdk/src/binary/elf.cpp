@@ -83,7 +83,7 @@ ElfFile read_elf(const ByteReader& bytes) {
       section.name += std::to_string(i);
       section.name += "]";
     }
-    if (r.type != elf::kSectionNobits && r.size != 0 && !bytes.contains(r.offset, r.size)) {
+    if (section.in_file && r.size != 0 && !bytes.contains(r.offset, r.size)) {
       file.problems.push_back({section_table + i * entry_size,
                                "at offset " + hex(section_table + i * entry_size) + ": section " +
                                    section.name + " (offset " + hex(r.offset) + ", size " +
