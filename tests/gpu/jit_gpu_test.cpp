@@ -14,34 +14,29 @@
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <random>
-#include <sstream>
 #include <stdexcept>
 #include <vector>
 
 #include "archfit/archfit.h"
 #include "fp8_to_bf16_reference.hpp"
+#include "gpu_inputs.hpp"
 #include "gguf_dequant_reference.hpp"
 #include "groupnorm_silu_reference.hpp"
 #include "jit/kernel_module.hpp"
 #include "rmsnorm_reference.hpp"
 
 namespace fs = std::filesystem;
+using archfit::gpu_tests::fatbin_dir;
+using archfit::gpu_tests::kernels_dir;
+using archfit::gpu_tests::read_input;
 using archfit::jit::JitPath;
 using archfit::jit::KernelCache;
 using archfit::jit::KernelModule;
 using archfit::jit::KernelModuleSpec;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // The name of GPU 0, or nullopt with `reason` saying why there is none.
 std::optional<std::string> first_gpu(std::string& reason) {
@@ -76,11 +71,11 @@ class GpuRmsnorm : public ::testing::Test {
   KernelModuleSpec spec(const char* prebuilt) {
     KernelModuleSpec spec;
     spec.name = "gpu.rmsnorm";
-    spec.source = read_text(fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu");
+    spec.source = read_input(kernels_dir() / "rmsnorm.cu");
     spec.source_name = "rmsnorm.cu";
     spec.entry_points = {"rmsnorm_f32", "rmsnorm<float>"};
     if (prebuilt) {
-      const std::string bytes = read_text(fs::path(ARCHFIT_GPU_FATBIN_DIR) / prebuilt);
+      const std::string bytes = read_input(fatbin_dir() / prebuilt);
       spec.prebuilt.assign(reinterpret_cast<const std::byte*>(bytes.data()),
                            reinterpret_cast<const std::byte*>(bytes.data()) + bytes.size());
       spec.source.clear();  // the prebuilt path must stand alone
@@ -291,9 +286,9 @@ class GpuImagegenKernels : public ::testing::Test {
   // (prebuilt false: NVRTC compiles it) or its SASS fatbin alone, and loaded.
   std::unique_ptr<Module> load(const std::string& name, const std::vector<const char*>& entries,
                                bool prebuilt) {
-    const std::string source = read_text(fs::path(ARCHFIT_KERNELS_DIR) / (name + ".cu"));
+    const std::string source = read_input(kernels_dir() / (name + ".cu"));
     const std::string image =
-        prebuilt ? read_text(fs::path(ARCHFIT_GPU_FATBIN_DIR) / (name + "_sass.fatbin")) : "";
+        prebuilt ? read_input(fatbin_dir() / (name + "_sass.fatbin")) : "";
     const std::string module_name = "gpu." + name;
     const std::string source_name = name + ".cu";
     archfit_module_desc desc{};

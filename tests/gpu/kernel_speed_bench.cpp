@@ -15,26 +15,17 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "archfit/archfit.h"
+#include "gpu_inputs.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  return text.str();
-}
 
 void cuda(cudaError_t error, const char* what) {
   if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
@@ -63,9 +54,9 @@ struct Loaded {
 };
 
 void load(archfit_context* context, const Case& c, bool prebuilt, Loaded& out) {
-  const std::string source = prebuilt ? "" : read_text(fs::path(ARCHFIT_KERNELS_DIR) / (c.file + ".cu"));
+  const std::string source = prebuilt ? "" : archfit::gpu_tests::read_input(archfit::gpu_tests::kernels_dir() / (c.file + ".cu"));
   const std::string image =
-      prebuilt ? read_text(fs::path(ARCHFIT_GPU_FATBIN_DIR) / (c.file + "_sass.fatbin")) : "";
+      prebuilt ? archfit::gpu_tests::read_input(archfit::gpu_tests::fatbin_dir() / (c.file + "_sass.fatbin")) : "";
   const std::string name = "bench." + c.file + (prebuilt ? ".nvcc" : ".nvrtc");
   const std::string source_name = c.file + ".cu";
   const char* entries[] = {c.entry.c_str()};
