@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs a pack (tests/gpu/pack.sh) the way a GPU machine without archfit's
 # build dependencies would: inside a minimal Debian 12 root that has only
-# cmake, a C/C++ compiler and python3, with the CUDA toolkit bound in from
-# this machine. It catches a pack that leans on a library or header only
+# cmake, a C/C++ compiler, ninja and python3, with the CUDA toolkit bound in from
+# this machine; ninja and no make, like a GPU image with pip's cmake and
+# ninja. It catches a pack that leans on a library or header only
 # the build machine has, before a GPU machine's minutes are spent on it.
 # Without a GPU, the run's GPU steps skip, as they do here.
 #
@@ -24,9 +25,10 @@ MIRROR="${ARCHFIT_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 if [ ! -x "$ROOT_DIR/usr/bin/cmake" ]; then
   command -v debootstrap >/dev/null || apt-get install -y -q debootstrap >/dev/null
   rm -rf "$ROOT_DIR"
-  debootstrap --variant=minbase --include=cmake,g++,gcc,make,python3,binutils \
-    bookworm "$ROOT_DIR" "$MIRROR" >"$ROOT_DIR.log" 2>&1 ||
-    { echo "bare_root_check: debootstrap failed; see $ROOT_DIR.log" >&2; exit 1; }
+  debootstrap_log="${TMPDIR:-/tmp}/archfit-bare-root-debootstrap.log"
+  debootstrap --variant=minbase --include=cmake,g++,gcc,ninja-build,python3,binutils \
+    bookworm "$ROOT_DIR" "$MIRROR" >"$debootstrap_log" 2>&1 ||
+    { echo "bare_root_check: debootstrap failed; see $debootstrap_log" >&2; exit 1; }
 fi
 
 # The checkout as a GPU machine receives it (tracked and untracked files

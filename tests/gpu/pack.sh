@@ -13,7 +13,8 @@
 #                     plugin), for the samples and the torch extension
 # PACK_DIR/deps       every shared library those need beyond the C and C++ runtimes
 #                     (yaml-cpp, zstd, libzip, libcudart, ...), found with ldd
-# PACK_DIR/PACKED     what was packed, from which commit, needing which glibc
+# PACK_DIR/PACKED     what was packed: from which commit and kernels/ (digest),
+#                     needing which glibc
 #
 # tests/gpu/run.sh packs into its build folder and runs from there, so this
 # layout is what every GPU run uses, here and on a lent machine.
@@ -108,6 +109,7 @@ glibc_needed=$(for elf in $elves "$PACK_DIR"/deps/*; do
   echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' with uncommitted changes')"
   echo "packed $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -m) with $(ldd --version | head -n 1)"
   echo "needs glibc ${glibc_needed:-unknown}"
+  echo "kernels $(tests/gpu/kernels_digest.sh)"
   echo "deps $(ls "$PACK_DIR/deps" | tr '\n' ' ')"
 } >"$PACK_DIR/PACKED"
 echo "packed $(du -sh "$PACK_DIR" | cut -f1) in $PACK_DIR:"

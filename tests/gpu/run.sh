@@ -4,28 +4,40 @@
 # JIT and NVRTC, checked against the CPU references), the NVRTC-vs-nvcc
 # kernel speed bench, the samples built against an installed SDK and run on
 # the GPU, and the libtorch adapter's CUDA path in a torch extension.
-# Without a GPU every test skips, saying so, and the bench says it has
-# nothing to time.
 #
 #   tests/gpu/run.sh [gtest flags]              builds (tests/gpu/pack.sh), then runs
 #   ARCHFIT_GPU_PACK=DIR tests/gpu/run.sh       runs a pack built elsewhere: no build,
 #                                               no Debian packages needed here
 #
+# Where nvidia-smi lists a GPU (or ARCHFIT_GPU_REQUIRED=1), a step that
+# skips for want of a GPU is a failure: a driver the programs cannot reach
+# must not pass as a clean run. Elsewhere every GPU step skips, saying why.
+# ARCHFIT_GPU_REQUIRED=0 turns that off.
 # Exit status: the GPU tests', else the samples', else the torch adapter's.
 set -eu
+caller="$PWD"
 cd "$(dirname "$0")/../.."
 repo="$PWD"
 if [ -n "${ARCHFIT_GPU_PACK:-}" ]; then
-  pack=$(cd "$ARCHFIT_GPU_PACK" && pwd)
+  pack=$(cd "$caller" && cd "$ARCHFIT_GPU_PACK" && pwd)
   [ -f "$pack/PACKED" ] || { echo "run.sh: $ARCHFIT_GPU_PACK is not a pack (no PACKED file; tests/gpu/pack.sh makes one)" >&2; exit 2; }
   scratch="${TMPDIR:-/tmp}/archfit-gpu-run"
 else
   BUILD_DIR="${BUILD_DIR:-build-gpu}"
-  tests/gpu/pack.sh "$BUILD_DIR" "$BUILD_DIR/pack" >/dev/null
-  pack="$repo/$BUILD_DIR/pack"
-  scratch="$repo/$BUILD_DIR"
+  tests/gpu/pack.sh "$BUILD_DIR" "$BUILD_DIR/pack"
+  pack=$(cd "$BUILD_DIR/pack" && pwd)
+  scratch=$(cd "$BUILD_DIR" && pwd)
 fi
 sed 's/^/pack: /' "$pack/PACKED"
+
+# The kernels' sources are read from this checkout; the pack's fatbins were
+# built from the sources it was packed with. Both must be the same.
+packed_kernels=$(sed -n 's/^kernels //p' "$pack/PACKED")
+here_kernels=$(tests/gpu/kernels_digest.sh)
+if [ "$packed_kernels" != "$here_kernels" ]; then
+  echo "run.sh: kernels/ here ($here_kernels) is not what the pack was built from ($packed_kernels): pack again at this checkout (tests/gpu/pack.sh)" >&2
+  exit 2
+fi
 
 # A pack needs a glibc at least as new as the one it was built with asks for.
 needed=$(sed -n 's/^needs glibc //p' "$pack/PACKED")
@@ -70,31 +82,74 @@ export ARCHFIT_GPU_KERNELS_DIR="$repo/kernels"
 export ARCHFIT_GPU_FATBIN_DIR="$pack/fatbins"
 unset ARCHFIT_PLUGIN_PATH  # the installed SDK's own plugin folder is the one under test
 nvidia-smi --query-gpu=name,compute_cap,driver_version --format=csv 2>/dev/null || echo "nvidia-smi: not available"
+required="${ARCHFIT_GPU_REQUIRED:-}"
+if [ -z "$required" ]; then
+  required=0
+  nvidia-smi -L 2>/dev/null | grep -q '^GPU 0' && required=1
+fi
+[ "$required" = 1 ] && echo "a GPU is here: a step that skips for want of one fails"
+# `skipped LOG WHAT`: fails the run (returns 1) where a GPU is required and
+# LOG shows WHAT skipped.
+skipped() {
+  [ "$required" = 1 ] || return 0
+  if grep -qiE "$2" "$1"; then
+    echo "run.sh: skipped though a GPU is here: $(grep -iE "$2" "$1" | head -n 3 | tr '\n' ' ')" >&2
+    return 1
+  fi
+  return 0
+}
+mkdir -p "$scratch"
+log="$scratch/run-logs"
+rm -rf "$log" && mkdir -p "$log"
 
 status=0
-"$pack/bin/archfit_gpu_tests" "$@" || status=$?
+"$pack/bin/archfit_gpu_tests" "$@" >"$log/gpu_tests" 2>&1 || status=$?
+cat "$log/gpu_tests"
+skipped "$log/gpu_tests" '^\[  SKIPPED \] [A-Za-z]' || status=1
 
 echo "== kernel speed: NVRTC build vs nvcc build"
 "$pack/bin/archfit_kernel_speed_bench" || echo "the speed bench failed ($?)"
 
+# The samples build with Ninja where the machine has it: not every GPU
+# machine has make.
+generator=""
+command -v ninja >/dev/null && generator="-GNinja"
 echo "== samples, against the SDK installed in $pack/prefix"
 samples=0
 # Fresh each run: a build folder left by a checkout elsewhere would refuse this one.
 rm -rf "$scratch/sample_custom_op" "$scratch/sample_host"
-mkdir -p "$scratch"
-cmake -S samples/custom_op -B "$scratch/sample_custom_op" -DCMAKE_PREFIX_PATH="$pack/prefix" >/dev/null &&
-  cmake --build "$scratch/sample_custom_op" >/dev/null &&
-  ctest --test-dir "$scratch/sample_custom_op" --output-on-failure -V | grep -E "^[0-9]+: |tests passed" ||
-  samples=1
-cmake -S samples/host -B "$scratch/sample_host" -DCMAKE_PREFIX_PATH="$pack/prefix" >/dev/null &&
-  cmake --build "$scratch/sample_host" >/dev/null &&
-  "$scratch/sample_host/archfit_host" || samples=1
+for sample in custom_op host; do
+  cmake $generator -S "samples/$sample" -B "$scratch/sample_$sample" -DCMAKE_PREFIX_PATH="$pack/prefix" \
+    >"$log/configure_$sample" 2>&1 && cmake --build "$scratch/sample_$sample" >"$log/build_$sample" 2>&1 ||
+    { cat "$log/configure_$sample" "$log/build_$sample" 2>/dev/null; echo "run.sh: samples/$sample did not build" >&2; samples=1; }
+done
+if [ -x "$scratch/sample_custom_op/test_adaln" ]; then
+  ctest --test-dir "$scratch/sample_custom_op" --output-on-failure -V >"$log/custom_op" 2>&1 || samples=1
+  grep -E "^[0-9]+: |tests passed|tests failed" "$log/custom_op" || true
+  skipped "$log/custom_op" '\*\*\*Skipped|^[0-9]+: skipped' || samples=1
+fi
+if [ -x "$scratch/sample_host/archfit_host" ]; then
+  "$scratch/sample_host/archfit_host" >"$log/host" 2>&1 || samples=1
+  cat "$log/host"
+  # The host sample prints what it did and exits 0 either way: with a GPU,
+  # the kernel must have run and matched the CPU.
+  if [ "$required" = 1 ] &&
+     ! awk '/^kernel   rmsnorm_f32 ran on / { ran = 1; if ($NF + 0 > 1e-4) bad = 1 }
+            END { exit !(ran && !bad) }' "$log/host"; then
+    echo "run.sh: samples/host did not run RMSNorm on the GPU within 1e-4 of the CPU" >&2
+    samples=1
+  fi
+fi
 
 echo "== the libtorch adapter's CUDA path, in a torch extension"
 torch_status=0
-TORCH_EXTENSIONS_DIR="$scratch/torch_extensions" ARCHFIT_PREFIX="$pack/prefix" \
-  "${ARCHFIT_GPU_PYTHON:-python3}" tests/gpu/torch_adapter_cuda.py || torch_status=$?
-# 77: no torch with CUDA, or no GPU; it has said which.
+torch_flags=""
+[ "$required" = 1 ] && torch_flags="--require-gpu"
+# torch's extension builder finds the toolkit through CUDA_HOME or nvcc.
+cuda_home="${CUDA_HOME:-$(dirname "$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")")}"
+CUDA_HOME="$cuda_home" TORCH_EXTENSIONS_DIR="$scratch/torch_extensions" ARCHFIT_PREFIX="$pack/prefix" \
+  "${ARCHFIT_GPU_PYTHON:-python3}" tests/gpu/torch_adapter_cuda.py $torch_flags || torch_status=$?
+# 77: no torch, or no torch with CUDA (or, where no GPU is required, no GPU); it has said which.
 [ "$torch_status" -eq 77 ] && torch_status=0
 
 [ "$status" -ne 0 ] && exit "$status"

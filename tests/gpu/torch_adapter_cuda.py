@@ -11,13 +11,15 @@ register, with ARCHFIT_TORCH_CUDA=1 and checks, on GPU 0:
   - that it replays inside a CUDA graph torch captured;
   - that bad inputs come back as torch RuntimeErrors naming the argument.
 
-  ARCHFIT_PREFIX=<installed SDK> python3 tests/gpu/torch_adapter_cuda.py [--build-only]
+  ARCHFIT_PREFIX=<installed SDK> python3 tests/gpu/torch_adapter_cuda.py [--build-only|--require-gpu]
 
 tests/gpu/run.sh runs it with the pack's SDK. Exit 77 (skipped, saying why)
 without torch, without torch's CUDA or without a GPU; 0 when every check
 passes; 1 when one fails or the extension does not build. --build-only is
 for a machine without a GPU: it builds the extension, checks its CPU kernel
-and exits 77, saying the CUDA checks did not run.
+and exits 77, saying the CUDA checks did not run. --require-gpu (run.sh
+passes it where nvidia-smi lists a GPU) makes "torch sees no GPU" a failure.
+A torch that is installed but does not import is a failure, never a skip.
 """
 import os
 import pathlib
@@ -33,15 +35,25 @@ def skip(reason):
     sys.exit(SKIPPED)
 
 
+def fail(reason):
+    print(f"torch adapter CUDA path: FAILED: {reason}")
+    sys.exit(1)
+
+
+BUILD_ONLY = "--build-only" in sys.argv[1:]
+REQUIRE_GPU = "--require-gpu" in sys.argv[1:]
 try:
     import torch
     from torch.utils import cpp_extension
-except ImportError as error:
+except ModuleNotFoundError as error:
     skip(f"{sys.executable} has no torch ({error})")
+except ImportError as error:  # torch is there and does not load: that is no skip
+    fail(f"torch is installed for {sys.executable} but does not import: {error}")
 if torch.version.cuda is None:
     skip(f"torch {torch.__version__} was built without CUDA")
-BUILD_ONLY = "--build-only" in sys.argv[1:]
 HAVE_GPU = torch.cuda.is_available()
+if not HAVE_GPU and REQUIRE_GPU:
+    fail(f"a GPU is here, but torch {torch.__version__} (CUDA {torch.version.cuda}) sees none")
 if not HAVE_GPU and not BUILD_ONLY:
     skip(f"torch {torch.__version__} (CUDA {torch.version.cuda}) sees no GPU here")
 
