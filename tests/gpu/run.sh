@@ -29,11 +29,13 @@ else
   scratch=$(cd "$BUILD_DIR" && pwd)
 fi
 sed 's/^/pack: /' "$pack/PACKED"
+# A pack copied between machines may arrive without its x bits.
+chmod u+x "$pack"/bin/* "$pack"/prefix/bin/* 2>/dev/null || true
 
 # The kernels' sources are read from this checkout; the pack's fatbins were
 # built from the sources it was packed with. Both must be the same.
 packed_kernels=$(sed -n 's/^kernels //p' "$pack/PACKED")
-here_kernels=$(tests/gpu/kernels_digest.sh)
+here_kernels=$(sh tests/gpu/kernels_digest.sh)  # sh: a copied checkout may lose the x bit
 if [ "$packed_kernels" != "$here_kernels" ]; then
   echo "run.sh: kernels/ here ($here_kernels) is not what the pack was built from ($packed_kernels): pack again at this checkout (tests/gpu/pack.sh)" >&2
   exit 2
