@@ -24,6 +24,9 @@
 #include "gpu_inputs.hpp"
 
 namespace fs = std::filesystem;
+using archfit::gpu_tests::fatbin_dir;
+using archfit::gpu_tests::kernels_dir;
+using archfit::gpu_tests::read_input;
 
 namespace {
 
@@ -54,9 +57,8 @@ struct Loaded {
 };
 
 void load(archfit_context* context, const Case& c, bool prebuilt, Loaded& out) {
-  const std::string source = prebuilt ? "" : archfit::gpu_tests::read_input(archfit::gpu_tests::kernels_dir() / (c.file + ".cu"));
-  const std::string image =
-      prebuilt ? archfit::gpu_tests::read_input(archfit::gpu_tests::fatbin_dir() / (c.file + "_sass.fatbin")) : "";
+  const std::string source = prebuilt ? "" : read_input(kernels_dir() / (c.file + ".cu"));
+  const std::string image = prebuilt ? read_input(fatbin_dir() / (c.file + "_sass.fatbin")) : "";
   const std::string name = "bench." + c.file + (prebuilt ? ".nvcc" : ".nvrtc");
   const std::string source_name = c.file + ".cu";
   const char* entries[] = {c.entry.c_str()};

@@ -90,9 +90,9 @@ if [ -z "$required" ]; then
   nvidia-smi -L 2>/dev/null | grep -q '^GPU 0' && required=1
 fi
 [ "$required" = 1 ] && echo "a GPU is here: a step that skips for want of one fails"
-# `skipped LOG WHAT`: fails the run (returns 1) where a GPU is required and
-# LOG shows WHAT skipped.
-skipped() {
+# `fail_if_skipped LOG PATTERN`: returns 1 where a GPU is required and LOG
+# shows a step that skipped (PATTERN), naming it.
+fail_if_skipped() {
   [ "$required" = 1 ] || return 0
   if grep -qiE "$2" "$1"; then
     echo "run.sh: skipped though a GPU is here: $(grep -iE "$2" "$1" | head -n 3 | tr '\n' ' ')" >&2
@@ -107,7 +107,7 @@ rm -rf "$log" && mkdir -p "$log"
 status=0
 "$pack/bin/archfit_gpu_tests" "$@" >"$log/gpu_tests" 2>&1 || status=$?
 cat "$log/gpu_tests"
-skipped "$log/gpu_tests" '^\[  SKIPPED \] [A-Za-z]' || status=1
+fail_if_skipped "$log/gpu_tests" '^\[  SKIPPED \] [A-Za-z]' || status=1
 
 echo "== kernel speed: NVRTC build vs nvcc build"
 "$pack/bin/archfit_kernel_speed_bench" || echo "the speed bench failed ($?)"
@@ -128,7 +128,7 @@ done
 if [ -x "$scratch/sample_custom_op/test_adaln" ]; then
   ctest --test-dir "$scratch/sample_custom_op" --output-on-failure -V >"$log/custom_op" 2>&1 || samples=1
   grep -E "^[0-9]+: |tests passed|tests failed" "$log/custom_op" || true
-  skipped "$log/custom_op" '\*\*\*Skipped|^[0-9]+: skipped' || samples=1
+  fail_if_skipped "$log/custom_op" '\*\*\*Skipped|^[0-9]+: skipped' || samples=1
 fi
 if [ -x "$scratch/sample_host/archfit_host" ]; then
   "$scratch/sample_host/archfit_host" >"$log/host" 2>&1 || samples=1
