@@ -55,12 +55,14 @@ ElfFile read_elf(const ByteReader& bytes) {
     uint32_t name;
     uint32_t type;
     uint64_t flags, offset, size;
+    uint32_t link;
   };
   std::vector<Raw> raw(count);
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t at = section_table + i * entry_size;
-    raw[i] = {bytes.u32(at, "sh_name"), bytes.u32(at + 4, "sh_type"), bytes.u64(at + 8, "sh_flags"),
-              bytes.u64(at + 24, "sh_offset"), bytes.u64(at + 32, "sh_size")};
+    raw[i] = {bytes.u32(at, "sh_name"),      bytes.u32(at + 4, "sh_type"),
+              bytes.u64(at + 8, "sh_flags"),   bytes.u64(at + 24, "sh_offset"),
+              bytes.u64(at + 32, "sh_size"),   bytes.u32(at + 40, "sh_link")};
   }
   const Raw* names = names_index < count ? &raw[names_index] : nullptr;
   if (names && !bytes.contains(names->offset, names->size)) names = nullptr;
@@ -69,7 +71,9 @@ ElfFile read_elf(const ByteReader& bytes) {
   for (uint64_t i = 0; i < count; ++i) {
     const Raw& r = raw[i];
     ElfSection section;
+    section.index = static_cast<uint32_t>(i);
     section.type = r.type;
+    section.link = r.link;
     section.flags = r.flags;
     section.offset = r.offset;
     section.size = r.size;

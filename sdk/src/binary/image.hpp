@@ -83,9 +83,19 @@ struct ScanProblem {
   std::string message;  // already names the offset and what was wrong
 };
 
+// What the dynamic loader reads of a host library (elf_linkage.hpp).
+struct ElfLinkage {
+  std::string soname;                // DT_SONAME; empty when the library has none
+  std::vector<std::string> needed;   // DT_NEEDED, in order
+  std::vector<std::string> rpath;    // DT_RPATH folders as written ("$ORIGIN/../lib")
+  std::vector<std::string> runpath;  // DT_RUNPATH folders as written
+};
+
 struct FileScan {
   std::string path;
   FileFormat format = FileFormat::other;
+  uint16_t elf_machine = 0;             // e_machine of a host ELF (62: x86_64); 0 otherwise
+  std::optional<ElfLinkage> linkage;    // a host ELF's .dynamic; nullopt when it has none
   uint64_t file_size = 0;
   uint64_t containers = 0;
   std::vector<Image> images;

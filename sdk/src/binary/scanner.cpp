@@ -6,6 +6,7 @@
 #include "byte_reader.hpp"
 #include "cubin.hpp"
 #include "elf.hpp"
+#include "elf_linkage.hpp"
 #include "fatbin.hpp"
 #include "parallel.hpp"
 #include "payload.hpp"
@@ -126,6 +127,14 @@ void scan_host_elf(const ByteReader& bytes, const ScanOptions& options, FileScan
   const unsigned threads = options.threads;
   ElfFile file = read_elf(bytes);
   scan.problems.insert(scan.problems.end(), file.problems.begin(), file.problems.end());
+  scan.elf_machine = file.machine;
+  // The linkage says which libraries this one pulls in (check/reach); a
+  // damaged .dynamic is a problem of this file, and the images are still read.
+  try {
+    scan.linkage = read_linkage(bytes, file);
+  } catch (const ScanError& error) {
+    scan.problems.push_back({error.offset(), error.what()});
+  }
   std::vector<Region> plan;
   if (file.sections.empty()) {
     // No section table (stripped with sstrip, say): search the whole file.

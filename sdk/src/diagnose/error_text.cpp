@@ -5,6 +5,8 @@
 #include <cctype>
 #include <optional>
 
+#include "util/text.hpp"
+
 namespace archfit::diagnose {
 
 namespace {
@@ -28,13 +30,7 @@ std::string_view line_at(std::string_view text, size_t at, size_t& next) {
   return line;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
+using util::trim;
 
 bool indented(std::string_view line) {
   return !line.empty() && (line[0] == ' ' || line[0] == '\t');

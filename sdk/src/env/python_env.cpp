@@ -63,8 +63,12 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
     }
     if (!meta_name.empty()) name = meta_name;
     if (!meta_version.empty()) version = meta_version;
+    for (const auto& line : metadata_fields(*metadata, "Requires-Dist")) {
+      if (auto requirement = parse_requirement(line)) dist.requirements.push_back(std::move(*requirement));
+    }
   }
   dist.name = name;
+  dist.key = normalize_distribution_name(name);
   dist.version = version;
   if (auto record = read_small_file(dist_info / "RECORD", site.problems)) {
     std::istringstream lines(*record);
@@ -89,7 +93,8 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
 
 }  // namespace
 
-std::string metadata_field(const std::string& metadata, std::string_view field) {
+std::vector<std::string> metadata_fields(const std::string& metadata, std::string_view field) {
+  std::vector<std::string> values;
   std::istringstream lines(metadata);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -97,10 +102,15 @@ std::string metadata_field(const std::string& metadata, std::string_view field) 
     if (line.size() > field.size() + 1 && line.compare(0, field.size(), field) == 0 &&
         line[field.size()] == ':') {
       const auto value = line.find_first_not_of(' ', field.size() + 1);
-      return value == std::string::npos ? std::string() : line.substr(value);
+      values.push_back(value == std::string::npos ? std::string() : line.substr(value));
     }
   }
-  return {};
+  return values;
+}
+
+std::string metadata_field(const std::string& metadata, std::string_view field) {
+  auto values = metadata_fields(metadata, field);
+  return values.empty() ? std::string() : std::move(values.front());
 }
 
 std::vector<std::string> parse_csv_line(const std::string& line) {
@@ -152,6 +162,14 @@ std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   }
   if (!have_version) return std::nullopt;
   return build;
+}
+
+const Distribution* SitePackages::find(std::string_view name) const {
+  const std::string key = normalize_distribution_name(name);
+  for (const auto& dist : distributions) {
+    if (dist.key == key) return &dist;
+  }
+  return nullptr;
 }
 
 const Distribution* SitePackages::owner_of(const fs::path& file) const {

@@ -10,13 +10,17 @@
 #include <string_view>
 #include <vector>
 
+#include "requirement.hpp"
+
 namespace archfit::env {
 
 struct Distribution {
   std::string name;     // as METADATA spells it: "xformers"
+  std::string key;      // the name as pip compares it (requirement.hpp): "nvidia-cublas-cu12"
   std::string version;  // "0.0.28.post1"
   std::filesystem::path dist_info;
   std::vector<std::filesystem::path> files;  // absolute, lexically normal
+  std::vector<Requirement> requirements;        // METADATA's Requires-Dist, in order
 };
 
 struct TorchBuild {
@@ -40,6 +44,8 @@ struct SitePackages {
 
   // The distribution whose RECORD lists `file`, or nullptr.
   const Distribution* owner_of(const std::filesystem::path& file) const;
+  // The distribution of that name (compared as pip compares names), or nullptr.
+  const Distribution* find(std::string_view name) const;
 
  private:
   friend SitePackages read_site_packages(const std::filesystem::path& root);
@@ -57,6 +63,8 @@ std::optional<TorchBuild> parse_torch_version_py(const std::string& text);
 // One header field of a METADATA (or WHEEL) text: "Name: xformers" → "xformers".
 // Only the header block before the first blank line; "" when absent.
 std::string metadata_field(const std::string& metadata, std::string_view field);
+// Every value of a field that may repeat (Requires-Dist), in order.
+std::vector<std::string> metadata_fields(const std::string& metadata, std::string_view field);
 
 // The fields of one RECORD line (CSV: path,hash,size; fields may be quoted).
 std::vector<std::string> parse_csv_line(const std::string& line);

@@ -5,15 +5,12 @@
 #include <string>
 
 #include "compat/compat_error.hpp"
+#include "util/text.hpp"
 
 namespace archfit::kb {
 namespace {
 
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
+using util::trim;
 
 }  // namespace
 
