@@ -76,12 +76,12 @@ class ArchfitPreflight:
         fits = report.verdict == "fits"
         ui = {"text": [text], "archfit_report": [document]}
         if stop_on_failure and report.verdict == "fails":
-            fails = preflight.failing(document)
-            first = fails[0] if fails else {}
-            fix = (first.get("fix") or {}).get("summary") or "see the archfit Pre-flight node"
-            blocker = _execution_blocker(
-                "archfit: %d component(s) will fail on this GPU (%s: %s). Fix: %s" % (
-                    len(fails), first.get("name", "?"), first.get("evidence", ""), fix))
+            # The core's one line names the stack, the GPU and the command.
+            fix = (document.get("fix") or {}).get("summary")
+            message = "archfit: %s" % document.get("summary", "fails")
+            if fix:
+                message += ". Fix: %s" % fix
+            blocker = _execution_blocker(message)
             return {"ui": ui, "result": (blocker, blocker, blocker)}
         return {"ui": ui, "result": (text, fits, passthrough)}
 

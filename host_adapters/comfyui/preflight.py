@@ -39,10 +39,6 @@ def latest_or_run():
     return _latest if _latest is not None else run()
 
 
-def failing(document):
-    return binding.load().host.failing(document)
-
-
 def summary_lines(document):
     return binding.load().host.summary_lines(
         document, where="the archfit Pre-flight node, or GET /archfit/report")

@@ -21,6 +21,9 @@ void CheckCommand::add_to(CLI::App& app) {
       "check", "Judge every CUDA binary of an environment against a GPU and give the fix");
   probe_.add_to(*check);
   check->add_flag("--json", json_, "Print the archfit.check/1 JSON document");
+  check->add_flag("--details", details_,
+                  "Also list every component, each binary's verdict and how it is reached, and "
+                  "the CUDA libraries a process could load");
   add_progress_flags(*check, progress_, no_progress_);
   check->add_flag("--confirm", confirm_,
                   "Ask the real driver to load one container of each binary on each GPU and "
@@ -92,7 +95,7 @@ int CheckCommand::run() const {
                                                       nlohmann::json::error_handler_t::replace)
                 << '\n';
     } else {
-      print_check_text(std::cout, report, isatty(fileno(stdout)) != 0);
+      print_check_text(std::cout, report, isatty(fileno(stdout)) != 0, details_);
     }
     return report.verdict == check::OverallVerdict::fails  ? 1
            : report.verdict == check::OverallVerdict::fits ? 0

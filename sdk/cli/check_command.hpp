@@ -21,6 +21,7 @@ class CheckCommand {
   ProbeOptions probe_;
   std::vector<std::string> paths_;
   bool json_ = false;
+  bool details_ = false;
   bool plan_ = false;
   bool confirm_ = false;
   bool no_plugins_ = false;

@@ -1,12 +1,15 @@
 #pragma once
-// The checklist a person acts on: device and driver, then each component,
-// worst first, with its evidence and the exact fix.
+// The checklist a person acts on: device and driver, then each stack,
+// failing first, with its evidence and the exact fix, and last the one-line
+// answer. `details` adds every CUDA library a process could load and every
+// component with each binary's verdict and how it is reached.
 #include <ostream>
 
 #include "check/check.hpp"
 
 namespace archfit::cli {
 
-void print_check_text(std::ostream& out, const check::CheckReport& report, bool color);
+void print_check_text(std::ostream& out, const check::CheckReport& report, bool color,
+                      bool details = false);
 
 }  // namespace archfit::cli

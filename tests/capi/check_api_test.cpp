@@ -41,16 +41,39 @@ TEST_F(CheckApi, FailingEnvironmentIsASuccessfulCallWhoseReportFails) {
   ASSERT_EQ(archfit_report_component_count(report), 2u);
   EXPECT_STREQ(archfit_report_component_name(report, 0), "torch");  // worst first
   EXPECT_STREQ(archfit_report_component_verdict(report, 0), "no-image");
-  EXPECT_NE(std::string(archfit_report_component_fix(report, 0)).find("torch 2.7.0+cu128"),
-            std::string::npos);
+  // No driver named: the newest build for sm_120 (PyPI's 2.15.0, cu132).
+  EXPECT_NE(std::string(archfit_report_component_fix(report, 0)).find("torch 2.15.0+cu132"),
+            std::string::npos)
+      << archfit_report_component_fix(report, 0);
   EXPECT_STREQ(archfit_report_component_verdict(report, 1), "ptx-jit");
   EXPECT_EQ(archfit_report_component_name(report, 2), nullptr);
   const char* json = nullptr;
   ASSERT_EQ(archfit_report_json(report, &json), ARCHFIT_OK);
   const auto doc = nlohmann::json::parse(json);
   EXPECT_EQ(doc["schema"], "archfit.check/1");
-  EXPECT_EQ(doc["components"][0]["fix"]["commands"][0],
-            "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
+  EXPECT_EQ(doc["components"][0]["fix"]["commands"][0], "pip install torch==2.15.0");
+  // The stack and the one-line answer carry the same fix.
+  EXPECT_EQ(doc["stacks"][0]["name"], "PyTorch");
+  EXPECT_EQ(doc["stacks"][0]["blocks"], true);
+  EXPECT_EQ(doc["fix"]["commands"][0], "pip install torch==2.15.0");
+  EXPECT_NE(doc["summary"].get<std::string>().find("run: pip install torch==2.15.0"),
+            std::string::npos)
+      << doc["summary"];
+  // A C caller reads the same answer without JSON.
+  EXPECT_EQ(doc["summary"], archfit_report_summary(report));
+  ASSERT_EQ(archfit_report_stack_count(report), 2u);
+  EXPECT_STREQ(archfit_report_stack_name(report, 0), "PyTorch");
+  EXPECT_STREQ(archfit_report_stack_verdict(report, 0), "no-image");
+  EXPECT_EQ(archfit_report_stack_blocks(report, 0), 1);
+  EXPECT_EQ(archfit_report_stack_blocks(report, 1), 0);  // fastops: its PTX JIT-compiles
+  EXPECT_EQ(archfit_report_stack_blocks(report, 2), -1);
+  EXPECT_STREQ(archfit_report_stack_fix_command(report, 0, 0), "pip install torch==2.15.0");
+  EXPECT_EQ(archfit_report_stack_fix_command(report, 0, 1), nullptr);
+  EXPECT_EQ(archfit_report_stack_name(report, 2), nullptr);
+  EXPECT_EQ(archfit_report_component_blocks(report, 0), 1);
+  EXPECT_EQ(archfit_report_component_blocks(report, 1), 0);
+  EXPECT_EQ(archfit_report_component_blocks(report, 2), -1);
+  EXPECT_STREQ(archfit_report_summary(nullptr), "");
   archfit_report_destroy(report);
 }
 

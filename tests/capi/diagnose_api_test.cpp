@@ -126,8 +126,11 @@ TEST_F(DiagnoseApi, AFinishedCheckConfirmsTheCauseInWords) {
   EXPECT_STREQ(i.component_version, "2.5.1+cu124");
   EXPECT_STREQ(i.sm, "sm_120");
   EXPECT_EQ(i.evidence_count, 1u);
-  EXPECT_EQ(std::string(archfit_diagnosis_fix(diagnosis_, 0)).rfind("torch: Install torch 2.7.0", 0),
-            0u);
+  // The newest build for sm_120 that driver 575.51 runs: CUDA 12, not 13.
+  EXPECT_EQ(
+      std::string(archfit_diagnosis_fix(diagnosis_, 0)).rfind("torch: Install torch 2.11.0+cu128", 0),
+      0u)
+      << archfit_diagnosis_fix(diagnosis_, 0);
 }
 
 TEST_F(DiagnoseApi, ASavedCheckDocumentAndACheckRunFirstWeighTheSame) {

@@ -75,7 +75,7 @@ TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
       << result.out;
   // The check's exact fix for torch leads; the knowledge base's general
   // PyTorch step, and its "run archfit check", are not repeated.
-  EXPECT_NE(result.out.find("fix        1. torch: Install torch 2.7.0+cu128"), std::string::npos)
+  EXPECT_NE(result.out.find("fix        1. torch: Install torch 2.15.0+cu132"), std::string::npos)
       << result.out;
   EXPECT_EQ(result.out.find("For PyTorch on an RTX 50-series"), std::string::npos) << result.out;
   EXPECT_EQ(result.out.find("Run `archfit check`"), std::string::npos) << result.out;

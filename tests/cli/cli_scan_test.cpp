@@ -180,10 +180,17 @@ class CliCheck : public ::testing::Test {
 TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
   const CommandResult run = run_archfit("check --gpu 'RTX 5090' --site-packages " + site());
   EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_NE(run.out.find("torch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("PyTorch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
+  // The newest build for sm_120, and the oldest as the smaller change.
+  EXPECT_NE(run.out.find("      pip install torch==2.15.0\n"), std::string::npos) << run.out;
   EXPECT_NE(
-      run.out.find("pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"),
+      run.out.find("pip install torch==2.7.0+cu128 --index-url https://download.pytorch.org/whl/cu128"),
       std::string::npos)
+      << run.out;
+  // The last line is the answer in one line, with the command.
+  EXPECT_NE(run.out.find("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090 (sm_120); "
+                         "run: pip install torch==2.15.0"),
+            std::string::npos)
       << run.out;
 }
 
@@ -232,7 +239,7 @@ TEST_F(CliCheck, PlanPrintsAScriptThatChecksAgainWithTheSameOptions) {
   const CommandResult run = run_archfit("check --plan --gpu 'RTX 5090' --site-packages " + site());
   EXPECT_EQ(run.exit_code, 1) << run.out;  // the environment still fails until the plan is run
   EXPECT_EQ(run.out.rfind("#!/bin/sh\n", 0), 0u) << run.out;
-  EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.7.0"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.15.0"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("archfit check --gpu 'RTX 5090' --site-packages '" +
                          fs::absolute(ARCHFIT_DEMO_SITE).string()),
             std::string::npos)

@@ -97,14 +97,19 @@ def test_report_text_is_a_checklist(demo_site):
     lines = failing.splitlines()
     assert lines[0].startswith("GPU     GeForce RTX 5090 (sm_120")
     assert "torch   2.5.1+cu124" in lines
-    assert any(line.startswith("✗ torch 2.5.1+cu124: no-image (SASS sm_75") for line in lines)
-    assert any(line.startswith("✓ fastops 1.0: ptx-jit") for line in lines)
-    assert "fails: 1 component will stop with a CUDA error" in lines
-    fix = lines.index(next(line for line in lines if line.startswith("fix torch: Install torch")))
-    assert lines[fix + 1].startswith("  pip install torch==")
+    assert any(line.startswith("✗ PyTorch 2.5.1+cu124: no-image (libtorch_cuda.so: SASS sm_75")
+               for line in lines), lines
+    # fastops' PTX runs after the driver compiles it: a warning, not a failure.
+    assert any(line.startswith("! fastops 1.0: ptx-jit") for line in lines), lines
+    fix = lines.index(next(line for line in lines if line.startswith("fix PyTorch: Install torch")))
+    assert lines[fix + 1] == "  pip install torch==2.15.0"
+    # The last line is the core's one-line answer.
+    assert lines[-1].startswith("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090"), lines
 
     fitting = archfit.report_text(archfit.check(gpu="H100", site_packages=[demo_site]).document)
-    assert "✗" not in fitting and "fits: all 2 components" in fitting
+    assert "✗" not in fitting, fitting
+    last = fitting.splitlines()[-1]
+    assert last.startswith("fits: ") and "PyTorch 2.5.1+cu124" in last and "fastops 1.0" in last, last
 
 
 def test_report_text_takes_a_sparse_document():

@@ -243,7 +243,7 @@ def test_the_installed_command_checks_an_environment(fresh_venv, outside, demo_s
     fails = run([command, "check", "--gpu", "RTX 5090", "--site-packages", demo_site],
                 cwd=outside, env=clean_environment())
     assert fails.returncode == 1, tail(fails)
-    assert re.search(r"✗ torch 2\.5\.1\+cu124\s+no-image", fails.stdout), fails.stdout
+    assert re.search(r"✗ PyTorch 2\.5\.1\+cu124\s+no-image", fails.stdout), fails.stdout
     fits = run([command, "check", "--gpu", "H100", "--site-packages", demo_site],
                cwd=outside, env=clean_environment())
     assert fits.returncode == 0, tail(fits)

@@ -8,7 +8,6 @@ namespace {
 
 using archfit::compat::check_driver_for_cuda_major;
 using archfit::compat::CompatError;
-using archfit::compat::minor_version_floor;
 using archfit::compat::parse_driver_version;
 
 TEST(CompatDriver, ParsesLinuxDriverReleases) {
@@ -40,39 +39,37 @@ TEST(CompatDriver, ComparesReleasesNumerically) {
   EXPECT_GT(parse_driver_version("1000.1"), parse_driver_version("999.99.99"));
 }
 
-TEST(CompatDriver, MinorVersionFloorsFollowNvidiasTable) {
-  // reference/cuda-binaries.md §4: 13.x ≥ 580, 12.x ≥ 525, 11.x ≥ 450.
-  EXPECT_EQ(minor_version_floor(11), 450u);
-  EXPECT_EQ(minor_version_floor(12), 525u);
-  EXPECT_EQ(minor_version_floor(13), 580u);
-  // CUDA 10 had a floor per minor release; a future major is not known yet.
-  EXPECT_FALSE(minor_version_floor(10));
-  EXPECT_FALSE(minor_version_floor(14));
-}
-
+// NVIDIA's minor-version compatibility table gives one floor per CUDA major
+// (the knowledge base holds them: ptx_isa.yaml cuda_major_floors); the rule
+// here compares a driver with the floor it is given.
 TEST(CompatDriver, A570DriverRunsCuda12ApplicationsButNotCuda13) {
   const auto driver = parse_driver_version("570.86.16");
-  const auto cuda12 = check_driver_for_cuda_major(driver, 12);
-  ASSERT_TRUE(cuda12);
-  EXPECT_TRUE(cuda12->supported);
-  EXPECT_EQ(cuda12->floor, 525u);
-  const auto cuda13 = check_driver_for_cuda_major(driver, 13);
-  ASSERT_TRUE(cuda13);
-  EXPECT_FALSE(cuda13->supported);
-  EXPECT_EQ(cuda13->floor, 580u);
-  EXPECT_NE(cuda13->explanation.find("570.86.16"), std::string::npos) << cuda13->explanation;
-  EXPECT_NE(cuda13->explanation.find("580"), std::string::npos) << cuda13->explanation;
-  EXPECT_FALSE(check_driver_for_cuda_major(driver, 10));
+  const auto cuda12 = check_driver_for_cuda_major(driver, 12, parse_driver_version("525.60.13"));
+  EXPECT_TRUE(cuda12.supported);
+  EXPECT_EQ(cuda12.floor.to_string(), "525.60.13");
+  const auto cuda13 = check_driver_for_cuda_major(driver, 13, parse_driver_version("580.65.06"));
+  EXPECT_FALSE(cuda13.supported);
+  EXPECT_NE(cuda13.explanation.find("570.86.16"), std::string::npos) << cuda13.explanation;
+  EXPECT_NE(cuda13.explanation.find("580.65.06"), std::string::npos) << cuda13.explanation;
+  EXPECT_NE(cuda13.explanation.find("CUDA 13.x"), std::string::npos) << cuda13.explanation;
 }
 
-TEST(CompatDriver, FloorIsTheBranchNotTheFullRelease) {
-  // 525.60.13 is the CUDA 12.0 GA driver; any 525 release runs 12.x.
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("525.60.13"), 12)->supported);
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("525.0"), 12)->supported);
-  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("520.61.05"), 12)->supported);
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("450.80.02"), 11)->supported);
-  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("418.87"), 11)->supported);
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("580.65.06"), 13)->supported);
+TEST(CompatDriver, TheFloorIsTheExactReleaseNvidiaLists) {
+  const auto floor12 = parse_driver_version("525.60.13");
+  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("525.60.13"), 12, floor12).supported);
+  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("525.60.11"), 12, floor12).supported);
+  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("520.61.05"), 12, floor12).supported);
+  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("550.54.14"), 12, floor12).supported);
+  const auto floor11 = parse_driver_version("450.80.02");
+  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("450.80.02"), 11, floor11).supported);
+  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("418.87"), 11, floor11).supported);
+}
+
+TEST(CompatDriver, AGpuNeedsTheFirstDriverOfItsArchitecture) {
+  // An RTX 5090 (12.0, first targeted by CUDA 12.8 and its 570.26 driver).
+  const auto first = parse_driver_version("570.26");
+  EXPECT_FALSE(archfit::compat::driver_knows_device(parse_driver_version("550.144.03"), first));
+  EXPECT_TRUE(archfit::compat::driver_knows_device(parse_driver_version("570.86.16"), first));
 }
 
 }  // namespace

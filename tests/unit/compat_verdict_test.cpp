@@ -21,6 +21,8 @@ TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
       {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver"},
       {Verdict::relocatable_only, "relocatable-only"},
       {Verdict::no_device_code, "no-device-code"},
+      {Verdict::driver_too_old, "driver-too-old"},
+      {Verdict::wrong_platform, "wrong-platform"},
   };
   for (const auto& [verdict, name] : names) {
     EXPECT_EQ(archfit::compat::to_string(verdict), name);
@@ -30,9 +32,11 @@ TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
   EXPECT_FALSE(archfit::compat::verdict_from_string("fits"));
 }
 
-TEST(CompatVerdict, NoImageAndPtxTooNewAreFailuresAndPtxJitWarns) {
+TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
   EXPECT_TRUE(is_failure(Verdict::no_image));
   EXPECT_TRUE(is_failure(Verdict::ptx_too_new_for_driver));
+  EXPECT_TRUE(is_failure(Verdict::driver_too_old));
+  EXPECT_TRUE(is_failure(Verdict::wrong_platform));
   for (const Verdict verdict :
        {Verdict::native, Verdict::ptx_jit, Verdict::relocatable_only, Verdict::no_device_code}) {
     EXPECT_FALSE(is_failure(verdict)) << archfit::compat::to_string(verdict);
@@ -42,10 +46,11 @@ TEST(CompatVerdict, NoImageAndPtxTooNewAreFailuresAndPtxJitWarns) {
   EXPECT_FALSE(is_warning(Verdict::no_image));
 }
 
-TEST(CompatVerdict, RanksWorstFirstFromNoImageToNoDeviceCode) {
+TEST(CompatVerdict, RanksWorstFirstFromWrongPlatformToNoDeviceCode) {
   const std::vector<Verdict> worst_first = {
-      Verdict::no_image, Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,
-      Verdict::native,   Verdict::relocatable_only,       Verdict::no_device_code};
+      Verdict::wrong_platform, Verdict::no_image, Verdict::driver_too_old,
+      Verdict::ptx_too_new_for_driver, Verdict::ptx_jit, Verdict::native,
+      Verdict::relocatable_only, Verdict::no_device_code};
   for (std::size_t i = 1; i < worst_first.size(); ++i) {
     EXPECT_GT(badness(worst_first[i - 1]), badness(worst_first[i]))
         << archfit::compat::to_string(worst_first[i - 1]) << " vs "

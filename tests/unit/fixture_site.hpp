@@ -40,17 +40,20 @@ class FixtureSite {
   }
 
   // Copies each {path in site-packages, source file} and records them in
-  // <name>-<version>.dist-info.
+  // <name>-<version>.dist-info, whose METADATA lists `requires` as
+  // Requires-Dist lines ("nvidia-cufft-cu12==11.3.3.83; platform_system == \"Linux\"").
   void install(const std::string& name, const std::string& version,
-               const std::vector<std::pair<std::string, std::filesystem::path>>& files) const {
+               const std::vector<std::pair<std::string, std::filesystem::path>>& files,
+               const std::vector<std::string>& requires_dist = {}) const {
     std::string record;
     for (const auto& [relative, source] : files) {
       std::filesystem::create_directories((root_ / relative).parent_path());
       std::filesystem::copy_file(source, root_ / relative);
       record += relative + ",,\n";
     }
-    write(name + "-" + version + ".dist-info/METADATA",
-          "Name: " + name + "\nVersion: " + version + "\n");
+    std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
+    for (const auto& requirement : requires_dist) metadata += "Requires-Dist: " + requirement + "\n";
+    write(name + "-" + version + ".dist-info/METADATA", metadata);
     write(name + "-" + version + ".dist-info/RECORD", record);
   }
 

@@ -177,9 +177,10 @@ TEST(KnowledgeBase, MapsDriversToPtxIsa) {
   EXPECT_EQ(kb.min_driver_for_ptx_isa({8, 6})->to_string(), "570.26");  // 12.7 shipped no driver
   EXPECT_EQ(kb.min_driver_for_ptx_isa({9, 9}), std::nullopt);
 
-  EXPECT_EQ(kb.cuda_floor_for_major(11)->to_string(), "450");
-  EXPECT_EQ(kb.cuda_floor_for_major(12)->to_string(), "525");
-  EXPECT_EQ(kb.cuda_floor_for_major(13)->to_string(), "580");
+  // NVIDIA's minor-version compatibility table, as exact as it is written.
+  EXPECT_EQ(kb.cuda_floor_for_major(11)->to_string(), "450.80.02");
+  EXPECT_EQ(kb.cuda_floor_for_major(12)->to_string(), "525.60.13");
+  EXPECT_EQ(kb.cuda_floor_for_major(13)->to_string(), "580.65.06");
   EXPECT_EQ(kb.cuda_floor_for_major(10), std::nullopt);
 }
 
@@ -209,41 +210,126 @@ TEST(KnowledgeBase, LooksUpTorchArchLists) {
   EXPECT_EQ(tag->index_url, "https://download.pytorch.org/whl/cu130");
 }
 
+// The oldest torch build with an image for `cc`: the first the table lists.
+std::optional<archfit::kb::TorchImage> oldest(const archfit::kb::KnowledgeBase& kb,
+                                              archfit::kb::ComputeCapability cc) {
+  const auto images = kb.torch_images_for(cc);
+  if (images.empty()) return std::nullopt;
+  return images.front();
+}
+
+TEST(KnowledgeBase, ListsEveryTorchBuildForADeviceNewestLast) {
+  const auto& kb = real_kb();
+  const auto pascal = kb.torch_images_for(cc(6, 1));  // GTX 1080: sm_60 SASS runs on 6.1
+  ASSERT_FALSE(pascal.empty());
+  const auto& newest = pascal.back();
+  EXPECT_EQ(newest.version->version + "+" + newest.tag->tag, "2.14.1+cu126");
+  EXPECT_FALSE(newest.on_pypi);  // PyPI's 2.14.1 is cu130, without sm_60
+  EXPECT_EQ(newest.arch, 60u);
+  for (const auto& image : pascal) EXPECT_NE(image.tag->tag, "cu128") << image.version->version;
+  // Each version once per build, oldest first.
+  for (size_t i = 1; i < pascal.size(); ++i) {
+    EXPECT_FALSE(pascal[i].version == pascal[i - 1].version &&
+                 pascal[i].build == pascal[i - 1].build);
+  }
+}
+
+TEST(KnowledgeBase, KnowsWhichBuildPypiCarriesAndWhatIsPinnedToIt) {
+  const auto& kb = real_kb();
+  const auto release = [&](const char* r) -> const archfit::kb::TorchRelease& {
+    for (const auto& x : kb.torch_releases()) {
+      if (x.release == r) return x;
+    }
+    ADD_FAILURE() << "no release " << r;
+    return kb.torch_releases().front();
+  };
+  // torch/version.py in each PyPI wheel (tests/realworld reads them again).
+  EXPECT_EQ(release("2.5").pypi_tag, "cu124");
+  EXPECT_EQ(release("2.8").pypi_tag, "cu128");
+  EXPECT_EQ(release("2.11").pypi_tag, "cu130");
+  EXPECT_EQ(release("2.14").pypi_tag, "cu130");
+  EXPECT_EQ(release("2.15").pypi_tag, "cu132");
+  const auto& v280 = release("2.8").versions.front();
+  EXPECT_EQ(v280.version, "2.8.0");
+  ASSERT_EQ(v280.companions.size(), 2u);
+  EXPECT_EQ(v280.companions[0].name, "torchvision");
+  EXPECT_EQ(v280.companions[0].version, "0.23.0");
+  EXPECT_TRUE(v280.companions[0].per_cuda);
+  // torchaudio's last release is one build for every CUDA.
+  const auto& v2130 = release("2.13").versions.front();
+  ASSERT_EQ(v2130.companions.size(), 2u);
+  EXPECT_EQ(v2130.companions[1].version, "2.11.1");
+  EXPECT_FALSE(v2130.companions[1].per_cuda);
+  // The PyPI wheels of the CUDA 13 builds hold no PTX, whatever the matrix says.
+  EXPECT_TRUE(kb.torch_build("2.11.0", "cu130")->ptx.empty());
+  // 2.15 dropped CUDA 12.6.
+  EXPECT_EQ(kb.torch_build("2.15.0", "cu126"), nullptr);
+
+  const auto* xformers = kb.component_for("xformers");
+  ASSERT_NE(xformers, nullptr);
+  ASSERT_FALSE(xformers->releases.empty());
+  EXPECT_EQ(xformers->releases.front().version, "0.0.28.post3");
+  EXPECT_EQ(xformers->releases.front().torch, "==2.5.1");
+  EXPECT_EQ(xformers->releases.back().torch, ">=2.10");
+}
+
+TEST(KnowledgeBase, KnowsHowPackagesAreReached) {
+  const auto& packages = real_kb().packages();
+  ASSERT_NE(packages.supplier("nvidia-cufft-cu12"), nullptr);
+  EXPECT_TRUE(packages.supplier("nvidia-cufft-cu12")->binary_only);
+  EXPECT_EQ(packages.supplier("torch"), nullptr);
+  EXPECT_TRUE(packages.is_binary_only("onnxruntime-gpu"));
+  EXPECT_TRUE(packages.is_binary_only("nvidia-cublas"));
+  EXPECT_FALSE(packages.is_binary_only("xformers"));
+  ASSERT_NE(packages.stack_of("torchvision"), nullptr);
+  EXPECT_EQ(packages.stack_of("torchvision")->anchor, "torch");
+  EXPECT_EQ(packages.stack_of("xformers"), nullptr);
+  // By file name, whatever folder or auditwheel suffix.
+  ASSERT_NE(packages.feature_of("nvidia/cusparselt/lib/libcusparseLt.so.0"), nullptr);
+  ASSERT_NE(packages.feature_of("torch/lib/libcusparseLt-294d6944.so.0"), nullptr);
+  EXPECT_NE(packages.feature_of("nvidia/cufft/lib/libcufftw.so.11"), nullptr);
+  EXPECT_EQ(packages.feature_of("nvidia/cufft/lib/libcufft.so.11"), nullptr);
+  // By path where the pattern has a folder.
+  EXPECT_NE(packages.feature_of("xformers/flash_attn_3/_C.so"), nullptr);
+  EXPECT_EQ(packages.feature_of("xformers/_C.so"), nullptr);
+  EXPECT_EQ(packages.opened_by("libcudnn.so.9"), (std::vector<std::string>{"libcudnn_*.so.*"}));
+  EXPECT_TRUE(packages.opened_by("libcudnn_ops.so.9").empty());
+}
+
 TEST(KnowledgeBase, FindsTheOldestTorchWithAnImageForADevice) {
   const auto& kb = real_kb();
-  const auto rtx50 = kb.oldest_torch_for(cc(12, 0));
+  const auto rtx50 = oldest(kb, cc(12, 0));
   ASSERT_TRUE(rtx50);
-  EXPECT_EQ(rtx50->version + "+" + rtx50->tag->tag, "2.7.0+cu128");
+  EXPECT_EQ(rtx50->version->version + "+" + rtx50->tag->tag, "2.7.0+cu128");
   EXPECT_FALSE(rtx50->via_ptx);
   EXPECT_EQ(rtx50->arch, 120u);
-  EXPECT_EQ(rtx50->pip_command,
-            "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
-  EXPECT_EQ(rtx50->min_driver.to_string(), "525");  // cu128's minor-version floor
+  EXPECT_FALSE(rtx50->on_pypi);  // PyPI's 2.7.0 is the cu126 build
+  EXPECT_EQ(rtx50->min_driver.to_string(), "525.60.13");  // cu128's minor-version floor
   ASSERT_TRUE(rtx50->needed_driver);
   // …but no driver before CUDA 12.8's knows an sm_120 GPU.
   EXPECT_EQ(rtx50->needed_driver->to_string(), "570.26");
   EXPECT_EQ(kb.first_driver_for(cc(12, 0))->to_string(), "570.26");
 
   // DGX Spark runs the sm_120 cubin (same major, higher minor).
-  const auto spark = kb.oldest_torch_for(cc(12, 1));
+  const auto spark = oldest(kb, cc(12, 1));
   ASSERT_TRUE(spark);
-  EXPECT_EQ(spark->version, "2.7.0");
+  EXPECT_EQ(spark->version->version, "2.7.0");
   EXPECT_EQ(spark->arch, 120u);
 
-  const auto b300 = kb.oldest_torch_for(cc(10, 3));
+  const auto b300 = oldest(kb, cc(10, 3));
   ASSERT_TRUE(b300);
   EXPECT_EQ(b300->arch, 100u);
 
-  const auto ada = kb.oldest_torch_for(cc(8, 9));
+  const auto ada = oldest(kb, cc(8, 9));
   ASSERT_TRUE(ada);
-  EXPECT_EQ(ada->version + "+" + ada->tag->tag, "2.4.0+cu118");
+  EXPECT_EQ(ada->version->version + "+" + ada->tag->tag, "2.4.0+cu118");
   EXPECT_EQ(ada->arch, 86u);
 
   // A future 13.0 device: only PTX, which the driver must JIT.
-  const auto future = kb.oldest_torch_for(cc(13, 0));
+  const auto future = oldest(kb, cc(13, 0));
   ASSERT_TRUE(future);
   EXPECT_TRUE(future->via_ptx);
-  EXPECT_EQ(future->version + "+" + future->tag->tag, "2.7.0+cu128");
+  EXPECT_EQ(future->version->version + "+" + future->tag->tag, "2.7.0+cu128");
   ASSERT_TRUE(future->needed_driver);
   EXPECT_EQ(future->needed_driver->to_string(), "570.26");
 }
@@ -296,17 +382,17 @@ TEST(KnowledgeBase, KnowsTheFirstDriverOfEachArchitecture) {
 TEST(KnowledgeBase, AdvisesTheDriverThatFirstKnewTheDevice) {
   const auto& kb = real_kb();
   // An RTX 4090 runs cu118's sm_86 cubin, but no driver before CUDA 11.8's knows sm_89.
-  const auto ada = kb.oldest_torch_for(cc(8, 9));
+  const auto ada = oldest(kb, cc(8, 9));
   ASSERT_TRUE(ada && ada->needed_driver);
   EXPECT_EQ(ada->needed_driver->to_string(), "520.61.05");
   // DGX Spark: cu128's sm_120 cubin, on a driver that knows sm_121 (CUDA 12.9).
-  const auto spark = kb.oldest_torch_for(cc(12, 1));
+  const auto spark = oldest(kb, cc(12, 1));
   ASSERT_TRUE(spark && spark->needed_driver);
   EXPECT_EQ(spark->needed_driver->to_string(), "575.51.03");
   // A T4 was known long before cu118: the tag's CUDA 11 floor is what binds.
-  const auto turing = kb.oldest_torch_for(cc(7, 5));
+  const auto turing = oldest(kb, cc(7, 5));
   ASSERT_TRUE(turing && turing->needed_driver);
-  EXPECT_EQ(turing->needed_driver->to_string(), "450");
+  EXPECT_EQ(turing->needed_driver->to_string(), "450.80.02");
 }
 
 TEST(KnowledgeBase, EveryEntryNamesItsSource) {

@@ -10,32 +10,40 @@
 #include <fstream>
 
 using archfit::check::CheckReport;
-using archfit::check::ComponentResult;
+using archfit::check::StackResult;
 using archfit::check::render_plan;
 using archfit::check::shell_quote;
 using archfit::compat::Verdict;
 
 namespace {
 
+// The plan replaces what fails stack by stack: the PyTorch stack's one
+// command (which also removes an xformers that cannot follow it) and a pack's
+// rebuild; a stack that runs gets no step.
 CheckReport failing_report() {
   CheckReport report;
   report.devices = {archfit::check::DeviceInfo{"GeForce RTX 5090", {12, 0}, true, 0, -1}};
-  ComponentResult torch;
-  torch.component = {archfit::env::ComponentKind::distribution, "torch", "2.5.1+cu124", {}};
+  StackResult torch;
+  torch.name = "PyTorch";
+  torch.anchor = "torch";
+  torch.version = "2.5.1+cu124";
   torch.verdict = Verdict::no_image;
-  torch.fix = {"Install torch 2.7.0+cu128",
-               {"pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128"}};
-  ComponentResult pack;
-  pack.component = {archfit::env::ComponentKind::custom_node, "Pack's Nodes", "",
-                    "/x/custom_nodes/Pack's Nodes"};
+  torch.fix.summary = "Install torch 2.8.0+cu128";
+  torch.fix.commands = {"pip uninstall -y xformers",
+                        "pip install torch==2.8.0 torchvision==0.23.0"};
+  StackResult pack;
+  pack.name = "Pack's Nodes";
+  pack.kind = archfit::env::ComponentKind::custom_node;
   pack.verdict = Verdict::no_image;
   pack.fix = {"Rebuild",
               {"cd \"/x/custom_nodes/Pack's Nodes\" && TORCH_CUDA_ARCH_LIST=\"12.0\" pip install "
                "--no-build-isolation ."}};
-  ComponentResult fine;
-  fine.component = {archfit::env::ComponentKind::distribution, "xformers", "0.0.30", {}};
+  StackResult fine;
+  fine.name = "xformers";
+  fine.version = "0.0.30";
   fine.verdict = Verdict::native;
-  report.components = {torch, pack, fine};
+  fine.fix = {"never shown", {"pip install xformers==0.0.99"}};
+  report.stacks = {torch, pack, fine};
   report.verdict = archfit::check::OverallVerdict::fails;
   return report;
 }
@@ -48,8 +56,8 @@ TEST(Plan, BacksUpThenReplacesEachFailureWithTheEnvironmentsPipThenChecksAgain) 
   EXPECT_EQ(plan.rfind("#!/bin/sh\n", 0), 0u);
   EXPECT_NE(plan.find("PYTHON=\"${PYTHON:-/venv/bin/python}\""), std::string::npos) << plan;
   const auto backup = plan.find("\"$PYTHON\" -m pip freeze > \"$backup\"");
-  const auto torch = plan.find(
-      "\"$PYTHON\" -m pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128");
+  const auto uninstall = plan.find("\"$PYTHON\" -m pip uninstall -y xformers");
+  const auto torch = plan.find("\"$PYTHON\" -m pip install torch==2.8.0 torchvision==0.23.0");
   const auto pack =
       plan.find("TORCH_CUDA_ARCH_LIST=\"12.0\" \"$PYTHON\" -m pip install --no-build-isolation .");
   const auto verify = plan.find("archfit check --gpu 'RTX 5090'");
@@ -57,9 +65,11 @@ TEST(Plan, BacksUpThenReplacesEachFailureWithTheEnvironmentsPipThenChecksAgain) 
   ASSERT_NE(torch, std::string::npos) << plan;
   ASSERT_NE(pack, std::string::npos) << plan;
   ASSERT_NE(verify, std::string::npos) << plan;
-  EXPECT_LT(backup, torch);
+  ASSERT_NE(uninstall, std::string::npos) << plan;
+  EXPECT_LT(backup, uninstall);
+  EXPECT_LT(uninstall, torch);
   EXPECT_LT(torch, verify);
-  EXPECT_EQ(plan.find("xformers"), std::string::npos) << "a native component needs no step";
+  EXPECT_EQ(plan.find("0.0.99"), std::string::npos) << "a stack that runs needs no step";
 }
 
 TEST(Plan, IsAValidShellScript) {

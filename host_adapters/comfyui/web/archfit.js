@@ -112,14 +112,23 @@ async function explainExecutionError(detail) {
   }
 }
 
-// The checklist lines of an archfit.check/1 document, for the canvas.
+// The checklist lines of an archfit.check/1 document, for the canvas: a
+// line per stack, marked by whether the core says it blocks, with the fix's
+// first command under a failing one. A document from before stacks lists
+// its components.
 export function checklist(report) {
   const lines = [];
   for (const device of report.devices ?? [])
     lines.push({ text: `GPU ${device.name} (sm_${device.sm})`, ok: null });
-  for (const c of report.components ?? []) {
-    const ok = c.verdict === "native" || c.verdict === "ptx-jit";
-    lines.push({ text: `${ok ? "✓" : "✗"} ${c.name} ${c.version ?? ""} — ${c.verdict}`, ok });
+  const units = report.stacks ?? report.components ?? [];
+  for (const unit of units) {
+    const blocks = unit.blocks ?? !(unit.verdict === "native" || unit.verdict === "ptx-jit");
+    lines.push({
+      text: `${blocks ? "✗" : "✓"} ${unit.name} ${unit.version ?? ""} — ${unit.verdict}`,
+      ok: !blocks,
+    });
+    const command = unit.fix?.commands?.[0];
+    if (blocks && command) lines.push({ text: `    ${command}`, ok: null });
   }
   if (!lines.length) lines.push({ text: "nothing checked", ok: null });
   return lines;

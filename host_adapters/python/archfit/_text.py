@@ -10,21 +10,17 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-# Component verdicts under which the code runs (ptx-jit: after the driver
-# compiles it) and under which it stops with a CUDA error.
-_RUNS = {"native", "ptx-jit", "no-device-code"}
-_FAILS = {"no-image", "ptx-too-new-for-driver", "relocatable-only"}
-
-# How many failing components' fixes report_text shows; the rest are counted.
+# How many failing stacks' fixes report_text shows; the rest are counted.
 _FIXES_SHOWN = 2
 
 
-def _mark(verdict: str) -> str:
-    if verdict in _RUNS:
-        return "✓"
-    if verdict in _FAILS:
-        return "✗"
-    return "?"
+def _mark(item: Mapping[str, Any]) -> str:
+    """✗ where the core says it blocks, ! where it warns (a first run that
+    JIT-compiles), ✓ otherwise. A document from before these fields: the
+    two verdicts that failed then."""
+    if "blocks" in item:
+        return "✗" if item.get("blocks") else "!" if item.get("warns") else "✓"
+    return "✗" if item.get("verdict") in ("no-image", "ptx-too-new-for-driver") else "✓"
 
 
 def _name_version(item: Mapping[str, Any]) -> str:
@@ -45,8 +41,9 @@ def _device_line(device: Mapping[str, Any]) -> str:
 
 def report_text(document: Mapping[str, Any]) -> str:
     """An archfit.check/1 document as a checklist: the GPUs, the driver,
-    torch, one line per component (✓ runs, ✗ fails: name, version, verdict,
-    evidence), the overall verdict and the first fixes."""
+    torch, one line per stack (✓ runs, ! runs after a JIT, ✗ fails: name,
+    version, verdict, evidence), the failing stacks' fixes, the features
+    that will not work, and last the core's one-line answer."""
     lines = []
     devices = document.get("devices") or []
     if devices:
@@ -62,41 +59,48 @@ def report_text(document: Mapping[str, Any]) -> str:
     if document.get("torch"):
         lines.append(f"torch   {document['torch']}")
 
-    components = document.get("components") or []
+    # Stacks (what a user moves as one); a document from before them lists components.
+    units = document.get("stacks")
+    if units is None:
+        units = document.get("components") or []
     judged = bool(devices)
-    for component in components:
-        verdict = str(component.get("verdict") or "?")
+    for unit in units:
+        verdict = str(unit.get("verdict") or "?")
         if not judged:
             # With no GPU nothing was judged: no mark, whatever the verdict field says.
-            lines.append(f"· {_name_version(component)}: not judged")
+            lines.append(f"· {_name_version(unit)}: not judged")
             continue
-        line = f"{_mark(verdict)} {_name_version(component)}: {verdict}"
-        if component.get("evidence"):
-            line += f" ({component['evidence']})"
+        line = f"{_mark(unit)} {_name_version(unit)}: {verdict}"
+        if unit.get("evidence"):
+            line += f" ({unit['evidence']})"
         lines.append(line)
 
-    failing = [c for c in components if c.get("verdict") in _FAILS]
-    verdict = document.get("verdict")
-    if verdict == "fits":
-        lines.append(f"fits: all {len(components)} components have code this GPU runs")
-    elif verdict == "fails":
-        count = len(failing)
-        lines.append(f"fails: {count} component{'' if count == 1 else 's'} will stop with a CUDA error")
-    else:
-        lines.append("unknown: no GPU to judge against; name one to ask about it "
-                     "(ARCHFIT_GPU=\"RTX 5090\" for the host adapters, --gpu on the command line)")
-
+    failing = [unit for unit in units if judged and _mark(unit) == "✗"]
     shown = 0
-    for component in failing:
-        fix = component.get("fix") or {}
+    for unit in failing:
+        fix = unit.get("fix") or {}
         if not fix.get("summary") and not fix.get("commands"):
             continue
         if shown == _FIXES_SHOWN:
             lines.append(f"  … and {len(failing) - shown} more: see the full report")
             break
-        lines.append(f"fix {component.get('name') or '?'}: {fix.get('summary') or ''}".rstrip())
+        lines.append(f"fix {unit.get('name') or '?'}: {fix.get('summary') or ''}".rstrip())
         lines.extend(f"  {command}" for command in fix.get("commands") or [])
         shown += 1
+    for unit in units:
+        for note in unit.get("notes") or []:
+            lines.append(f"note: {note.get('feature')} will not work on {note.get('device')}")
+
+    summary = document.get("summary")
+    if document.get("verdict") == "unknown" or not judged:
+        lines.append("unknown: no GPU to judge against; name one to ask about it "
+                     "(ARCHFIT_GPU=\"RTX 5090\" for the host adapters, --gpu on the command line)")
+    elif summary:
+        lines.append(summary)
+    elif document.get("verdict") == "fits":
+        lines.append(f"fits: all {len(units)} components have code this GPU runs")
+    else:
+        lines.append(f"fails: {len(failing)} will stop with a CUDA error")
     return "\n".join(lines)
 
 

@@ -7,7 +7,9 @@ import os
 import site
 import sys
 
-FAILING_VERDICTS = ("no-image", "ptx-too-new-for-driver", "relocatable-only")
+# A document from before stacks and "blocks" were written (archfit.check/1
+# as first published) says failure only by these two verdicts.
+_FAILING_BEFORE_BLOCKS = ("no-image", "ptx-too-new-for-driver")
 
 
 def site_packages():
@@ -38,15 +40,27 @@ def gpu_from_environment():
     return os.environ.get("ARCHFIT_GPU") or None
 
 
+def _blocks(item):
+    """Whether the core says this stack or component fails: its "blocks"."""
+    if "blocks" in item:
+        return bool(item.get("blocks"))
+    return item.get("verdict") in _FAILING_BEFORE_BLOCKS
+
+
 def failing(document):
-    """The components of an archfit.check/1 document that will fail."""
-    return [c for c in document.get("components", []) if c.get("verdict") in FAILING_VERDICTS]
+    """The stacks of an archfit.check/1 document that will fail, PyTorch's
+    first as the core orders them; for a document without stacks, its
+    failing components."""
+    stacks = document.get("stacks")
+    if stacks is not None:
+        return [s for s in stacks if _blocks(s)]
+    return [c for c in document.get("components", []) if _blocks(c)]
 
 
 def summary_lines(document, where="archfit check"):
     """The host's start-up log block for an archfit.check/1 document: the
-    GPU and driver, torch and whether it fits, how many components will
-    fail, the first fix, and `where` the details are."""
+    GPU and driver, the core's one-line answer, the first fix's command,
+    and `where` the details are."""
     devices = document.get("devices") or []
     driver = (document.get("driver") or {}).get("version")
     if devices:
@@ -56,30 +70,19 @@ def summary_lines(document, where="archfit check"):
     else:
         gpu = "none found"
     lines = ["GPU %s; driver %s" % (gpu, driver or "not found")]
-    torch = document.get("torch")
-    if torch:
-        verdict = next((c.get("verdict") for c in document.get("components", [])
-                        if c.get("name") == "torch"), None)
-        lines.append("torch %s: %s" % (torch, {
-            "native": "fits", "ptx-jit": "fits (JIT-compiles on first use)",
-            None: "no CUDA code judged"}.get(verdict, "will FAIL (%s)" % verdict)))
-    fails = failing(document)
-    if document.get("verdict") == "unknown":
-        lines.append('no GPU to judge against: set ARCHFIT_GPU (e.g. "RTX 5090") to ask about one')
-    elif not document.get("components"):
-        lines.append("no CUDA binaries found to judge (is this the host's own Python?)")
-    elif not fails:
-        lines.append("every component has code this GPU runs (%d judged)"
-                     % len(document["components"]))
+    summary = document.get("summary")
+    if summary:
+        lines.append(summary)
+    elif document.get("verdict") == "unknown":
+        lines.append("unknown: no GPU to judge against")
     else:
-        names = ", ".join(("%s %s" % (c.get("name"), c.get("version") or "")).strip()
-                          for c in fails[:5])
-        lines.append("%d component%s will fail on this GPU: %s" % (
-            len(fails), "" if len(fails) == 1 else "s", names))
-        fix = fails[0].get("fix") or {}
-        if fix.get("summary"):
-            lines.append("first fix: %s: %s" % (fails[0].get("name"), fix["summary"]))
-        for command in (fix.get("commands") or [])[:1]:
-            lines.append("  %s" % command)
+        lines.append("%s (an older archfit wrote this report)" % document.get("verdict"))
+    fix = document.get("fix") or {}
+    if fix.get("summary"):
+        lines.append("fix: %s" % fix["summary"])
+    for command in (fix.get("commands") or []):
+        lines.append("  %s" % command)
+    if document.get("verdict") == "unknown" and not devices:
+        lines.append('set ARCHFIT_GPU (e.g. "RTX 5090") to ask about a GPU')
     lines.append("details: %s" % where)
     return lines

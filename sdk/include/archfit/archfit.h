@@ -255,6 +255,38 @@ ARCHFIT_API const char* archfit_report_component_fix(const archfit_report* repor
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_report_json(const archfit_report* report, const char** out_json) ARCHFIT_NOEXCEPT;
 
+/* Added in 0.1 after archfit_report_json. The verdict set grew with them:
+ * "driver-too-old" (the driver is older than the build's CUDA major or the
+ * GPU needs) and "wrong-platform" (built for another CPU) fail too.
+ *
+ * The check's answer in one line, borrowed: "fails: PyTorch 2.5.1+cu124 has
+ * no image for GeForce RTX 5090 (sm_120); run: pip install torch==2.8.0".
+ * "" for a NULL report. */
+ARCHFIT_API const char* archfit_report_summary(const archfit_report* report) ARCHFIT_NOEXCEPT;
+/* 1 when the component fails something a process loads on the normal path,
+ * 0 when it does not (it runs, or only a feature's library or a copy nothing
+ * loads fails), -1 for an index out of range. */
+ARCHFIT_API int archfit_report_component_blocks(const archfit_report* report,
+                                                size_t index) ARCHFIT_NOEXCEPT;
+/* Stacks: what a user installs and moves as one (the PyTorch stack with its
+ * nvidia-* wheels, any other package, a custom-node pack), each with one
+ * verdict and one fix; failing first, PyTorch's first among them. Strings are
+ * borrowed from the report; NULL (or -1) for an index out of range. */
+ARCHFIT_API size_t archfit_report_stack_count(const archfit_report* report) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_report_stack_name(const archfit_report* report,
+                                                  size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_report_stack_verdict(const archfit_report* report,
+                                                     size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API int archfit_report_stack_blocks(const archfit_report* report,
+                                            size_t index) ARCHFIT_NOEXCEPT;
+/* The fix in a sentence ("" when nothing needs changing), and its shell
+ * commands in order, `command` from 0; NULL past the last. */
+ARCHFIT_API const char* archfit_report_stack_fix(const archfit_report* report,
+                                                 size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_report_stack_fix_command(const archfit_report* report,
+                                                         size_t index,
+                                                         size_t command) ARCHFIT_NOEXCEPT;
+
 /* ---- diagnosing an error ----------------------------------------------------
  *
  * A CUDA failure's text (a message, a traceback, a whole ComfyUI or InvokeAI

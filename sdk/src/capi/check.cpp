@@ -15,6 +15,11 @@ const check::ComponentResult* component_at(const archfit_report* report, size_t 
   return &report->result.components[index];
 }
 
+const check::StackResult* stack_at(const archfit_report* report, size_t index) {
+  if (!report || index >= report->result.stacks.size()) return nullptr;
+  return &report->result.stacks[index];
+}
+
 }  // namespace
 
 extern "C" {
@@ -71,6 +76,47 @@ const char* archfit_report_component_verdict(const archfit_report* report, size_
 const char* archfit_report_component_fix(const archfit_report* report, size_t index) noexcept {
   const auto* component = component_at(report, index);
   return component ? component->fix.summary.c_str() : nullptr;
+}
+
+const char* archfit_report_summary(const archfit_report* report) noexcept {
+  return report ? report->result.summary.c_str() : "";
+}
+
+int archfit_report_component_blocks(const archfit_report* report, size_t index) noexcept {
+  const auto* component = component_at(report, index);
+  return component ? (component->blocks() ? 1 : 0) : -1;
+}
+
+size_t archfit_report_stack_count(const archfit_report* report) noexcept {
+  return report ? report->result.stacks.size() : 0;
+}
+
+const char* archfit_report_stack_name(const archfit_report* report, size_t index) noexcept {
+  const auto* stack = stack_at(report, index);
+  return stack ? stack->name.c_str() : nullptr;
+}
+
+const char* archfit_report_stack_verdict(const archfit_report* report, size_t index) noexcept {
+  // The names are string literals (compat/verdict.cpp): NUL-terminated, static.
+  const auto* stack = stack_at(report, index);
+  return stack ? archfit::compat::to_string(stack->verdict).data() : nullptr;
+}
+
+int archfit_report_stack_blocks(const archfit_report* report, size_t index) noexcept {
+  const auto* stack = stack_at(report, index);
+  return stack ? (archfit::compat::is_failure(stack->verdict) ? 1 : 0) : -1;
+}
+
+const char* archfit_report_stack_fix(const archfit_report* report, size_t index) noexcept {
+  const auto* stack = stack_at(report, index);
+  return stack ? stack->fix.summary.c_str() : nullptr;
+}
+
+const char* archfit_report_stack_fix_command(const archfit_report* report, size_t index,
+                                             size_t command) noexcept {
+  const auto* stack = stack_at(report, index);
+  if (!stack || command >= stack->fix.commands.size()) return nullptr;
+  return stack->fix.commands[command].c_str();
 }
 
 archfit_status archfit_report_json(const archfit_report* report, const char** out_json) noexcept {

@@ -2,36 +2,11 @@
 
 #include <set>
 
+#include "loaded_variant.hpp"
+
 namespace archfit::check {
 
 namespace {
-
-// A Jetson's driver is part of JetPack, and PyPI's torch is not built for it.
-constexpr const char* kJetsonTorch =
-    "; on Jetson, install the build for your JetPack from NVIDIA's Jetson PyTorch wheels, and "
-    "update JetPack rather than a driver";
-
-Fix torch_fix(const DeviceInfo& device, const kb::KnowledgeBase& kb) {
-  const auto* architecture = kb.architecture(device.cc);
-  const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
-  const auto image = kb.oldest_torch_for(device.cc);
-  if (!image) {
-    return {"No PyTorch build the knowledge base knows has an image for " + device.cc.sm_name() +
-                "; build PyTorch from source with TORCH_CUDA_ARCH_LIST=\"" + device.cc.to_string() +
-                "\"" + (jetson ? kJetsonTorch : ""),
-            {}};
-  }
-  std::string summary = "Install torch " + image->version + "+" + image->tag->tag +
-                        ", the oldest build with " +
-                        (image->via_ptx ? "PTX compute_" : "SASS sm_") +
-                        std::to_string(image->arch) + " for this " + device.cc.to_string() + " GPU";
-  if (jetson) {
-    summary += kJetsonTorch;
-  } else if (image->needed_driver) {
-    summary += "; it needs NVIDIA driver " + image->needed_driver->to_string() + " or newer";
-  }
-  return {summary, {image->pip_command}};
-}
 
 // TORCH_CUDA_ARCH_LIST for every device, oldest first: "8.9;12.0".
 std::string torch_arch_list(const std::vector<DeviceInfo>& devices) {
@@ -45,28 +20,97 @@ std::string torch_arch_list(const std::vector<DeviceInfo>& devices) {
   return list;
 }
 
-}  // namespace
+const DeviceInfo* device_named(const CheckReport& report, const std::string& name) {
+  for (const auto& device : report.devices) {
+    if (device.name == name) return &device;
+  }
+  return report.devices.empty() ? nullptr : &report.devices.front();
+}
 
-Fix advise(const ComponentResult& component, const compat::BinaryJudgement& worst,
-           const binary::FileScan* worst_scan, const DeviceInfo& device,
-           const std::vector<DeviceInfo>& all_devices, const kb::KnowledgeBase& kb) {
-  const std::string arch_list = torch_arch_list(all_devices);
-  if (component.verdict == compat::Verdict::ptx_too_new_for_driver && worst.chosen && worst_scan) {
-    const binary::Version isa = worst_scan->images[*worst.chosen].ptx_isa;
-    const auto driver = kb.min_driver_for_ptx_isa(isa);
-    return {"Update the NVIDIA driver" +
-                (driver ? " to " + driver->to_string() + " or newer" : std::string()) + ": " +
-                component.component.name + "'s PTX is ISA " + isa.to_string() +
-                ", which this driver cannot compile",
+// The PTX ISA the worst-off binary needs the driver to know.
+std::optional<binary::Version> newest_ptx_isa(const std::vector<const BinaryResult*>& binaries) {
+  std::optional<binary::Version> newest;
+  for (const auto* binary : binaries) {
+    if (binary->judgement.verdict != compat::Verdict::ptx_too_new_for_driver || !binary->ptx_isa)
+      continue;
+    if (!newest || *newest < *binary->ptx_isa) newest = binary->ptx_isa;
+  }
+  return newest;
+}
+
+Fix driver_update(const std::string& why, const std::optional<compat::DriverVersion>& needed) {
+  Fix fix;
+  fix.summary = "Update the NVIDIA driver" +
+                (needed ? " to " + needed->to_string() + " or newer" : std::string()) + ": " + why;
+  if (needed) fix.driver = needed->to_string();
+  return fix;
+}
+
+// A package that ships one library per CUDA release (bitsandbytes): the
+// copies that run on every device although the one loaded does not.
+std::vector<std::string> copies_that_run(const ComponentResult& component,
+                                         const kb::Component& knowledge) {
+  std::vector<std::string> copies;
+  for (const auto& binary : component.binaries) {
+    const std::string cuda = cuda_release_of_copy(binary.path, knowledge.library_per_cuda);
+    if (cuda.empty() || binary.per_device.empty()) continue;
+    const bool runs = std::none_of(binary.per_device.begin(), binary.per_device.end(),
+                                   [](compat::Verdict v) { return compat::is_failure(v); });
+    if (runs) copies.push_back(cuda);
+  }
+  return copies;
+}
+
+// The fix for a distribution, pack or library whose own code has no image.
+Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
+                 const AdviseContext& context) {
+  const auto& kb = context.kb;
+  const env::Component& which = component.component;
+  const std::string arch_list = torch_arch_list(context.report.devices);
+  if (which.kind == env::ComponentKind::custom_node) {
+    return {"Rebuild the " + which.name + " node pack's compiled extension for " +
+                device.cc.sm_name() + ", or install a release of it built for this GPU",
+            {"cd \"" + which.root.string() + "\" && TORCH_CUDA_ARCH_LIST=\"" + arch_list +
+             "\" pip install --no-build-isolation --force-reinstall ."}};
+  }
+  if (which.kind == env::ComponentKind::library) {
+    return {which.name + " has no image for " + device.cc.sm_name() +
+                "; replace it with a build for this GPU (nvcc -gencode arch=compute_" +
+                std::to_string(device.cc.sm()) + ",code=sm_" + std::to_string(device.cc.sm()) +
+                ")",
             {}};
   }
-  if (component.verdict != compat::Verdict::no_image) return {};
-
-  const env::Component& which = component.component;
-  if (which.kind == env::ComponentKind::distribution) {
-    if (which.name == "torch") return torch_fix(device, kb);
-    if (const auto advice = kb.component_advice(which.name, device.cc)) {
-      Fix fix;
+  const std::string key = env::normalize_distribution_name(which.name);
+  Fix fix;
+  if (const kb::Component* knowledge = kb.component_for(key)) {
+    // A release known to run beside the torch installed now.
+    if (!knowledge->releases.empty() && !context.torch.torch.empty()) {
+      if (knowledge->name == "xformers") {
+        if (const auto* release = xformers_for(context.torch.torch, context.report.devices, kb)) {
+          fix.summary = "Install xformers " + release->version + ", the newest release for torch " +
+                        context.torch.torch + " that runs on " + device.cc.sm_name();
+          fix.commands = {"pip install xformers==" + release->version};
+          fix.requirements = {"xformers==" + release->version};
+          return fix;
+        }
+      }
+    }
+    if (!knowledge->library_per_cuda.empty()) {
+      const auto copies = copies_that_run(component, *knowledge);
+      if (!copies.empty()) {
+        fix.summary = which.name + " " + which.version + " also carries " +
+                      knowledge->library_per_cuda + " for CUDA " + copies.back() +
+                      ", which runs on " + device.cc.sm_name() +
+                      ": it is the copy loaded beside a torch for that CUDA (the PyTorch fix), or "
+                      "with " + knowledge->cuda_override_env + "=" + copies.back() +
+                      " when that CUDA's runtime is installed";
+        std::size_t at;
+        while ((at = fix.summary.find("{cuda}")) != std::string::npos)
+          fix.summary.replace(at, 6, copies.back());
+        return fix;
+      }
+    }
+    if (const auto advice = kb.component_advice(key, device.cc)) {
       for (const auto* known : advice->fixes) {
         if (!fix.summary.empty()) fix.summary += "; ";
         fix.summary += known->summary;
@@ -74,27 +118,114 @@ Fix advise(const ComponentResult& component, const compat::BinaryJudgement& wors
       fix.commands = advice->commands;
       if (fix.commands.empty() && !advice->rebuild_command.empty())
         fix.commands.push_back(advice->rebuild_command);
-      if (fix.summary.empty())
-        fix.summary = "Rebuild " + which.name + " for " + device.cc.sm_name();
-      return fix;
+      if (!fix.summary.empty() || !fix.commands.empty()) {
+        if (fix.summary.empty()) fix.summary = "Rebuild " + which.name + " for " + device.cc.sm_name();
+        return fix;
+      }
     }
+  }
+  if (kb.packages().is_binary_only(key)) {
     return {"No installed build of " + which.name + " " + which.version + " has an image for " +
-                device.cc.sm_name() +
-                "; install a release built for it, or rebuild it from source for this GPU",
-            {"TORCH_CUDA_ARCH_LIST=\"" + arch_list +
-             "\" pip install --no-build-isolation --no-binary " + which.name +
-             " --force-reinstall " + which.name}};
+                device.cc.sm_name() + ", and it is published as binaries only: install a release "
+                "built for this GPU if there is one (pip install -U " + which.name +
+                "), or use another package for this GPU",
+            {}};
   }
-  if (which.kind == env::ComponentKind::custom_node) {
-    return {"Rebuild the " + which.name + " node pack's compiled extension for " +
-                device.cc.sm_name() + ", or install a release of it built for this GPU",
-            {"cd \"" + which.root.string() + "\" && TORCH_CUDA_ARCH_LIST=\"" + arch_list +
-             "\" pip install --no-build-isolation --force-reinstall ."}};
+  return {"No installed build of " + which.name + " " + which.version + " has an image for " +
+              device.cc.sm_name() +
+              "; install a release built for it, or rebuild it from its source distribution for "
+              "this GPU",
+          {"TORCH_CUDA_ARCH_LIST=\"" + arch_list + "\" pip install --no-build-isolation --no-binary " +
+           which.name + " --force-reinstall " + which.name}};
+}
+
+}  // namespace
+
+Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
+  if (!compat::is_failure(stack.verdict)) return {};
+  const auto& report = context.report;
+  const DeviceInfo* device = device_named(report, stack.device);
+  if (!device) return {};
+  if (stack.verdict == compat::Verdict::wrong_platform) {
+    const auto* architecture = context.kb.architecture(device->cc);
+    const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
+    return {"Install " + stack.name + " on the " + device->machine + " machine itself, where pip " +
+                "picks its " + device->machine + " wheels" +
+                (jetson ? "; on Jetson, NVIDIA's PyTorch wheels for your JetPack "
+                          "(https://developer.nvidia.com/embedded/downloads)"
+                        : ""),
+            {}};
   }
-  return {which.name + " has no image for " + device.cc.sm_name() +
-              "; replace it with a build for this GPU (" + "nvcc -gencode arch=compute_" +
-              std::to_string(device.cc.sm()) + ",code=sm_" + std::to_string(device.cc.sm()) + ")",
-          {}};
+  if (stack.verdict == compat::Verdict::driver_too_old) {
+    if (!device->driver_knows_it) {
+      return driver_update("the first that knows " + device->cc.sm_name() +
+                               "; no package can change that",
+                           device->first_driver);
+    }
+    // Below the CUDA major's floor: a newer driver, or a build for an older CUDA.
+    Fix fix = driver_update(stack.evidence, stack.cuda ? stack.cuda->min_driver : std::nullopt);
+    if (stack.anchor == "torch" && context.driver) {
+      // Keep the driver: the same torch for an older CUDA major, else the
+      // newest build this driver runs.
+      auto other =
+          same_version_within_driver(report.devices, *context.driver, context.torch, context.kb);
+      if (!other) {
+        Fix newest = torch_stack_fix(report.devices, context.driver, context.torch, context.kb);
+        if (!newest.commands.empty() &&
+            (newest.driver.empty() ||
+             compat::parse_driver_version(newest.driver) <= *context.driver))
+          other = std::move(newest);
+      }
+      if (other) {
+        other->summary = "Or keep the driver: " + other->summary;
+        fix.alternatives.push_back(std::move(*other));
+      }
+    }
+    return fix;
+  }
+  if (stack.anchor == "torch") {
+    return torch_stack_fix(report.devices, context.driver, context.torch, context.kb);
+  }
+  // Any other stack: its fix is that of the member whose code fails.
+  std::vector<const BinaryResult*> binaries;
+  const ComponentResult* worst = nullptr;
+  for (const auto& [c, b] : stack.binaries) {
+    const auto& component = report.components[c];
+    binaries.push_back(&component.binaries[b]);
+    if (!worst || compat::badness(component.verdict) > compat::badness(worst->verdict))
+      worst = &component;
+  }
+  if (stack.verdict == compat::Verdict::ptx_too_new_for_driver) {
+    const auto isa = newest_ptx_isa(binaries);
+    return driver_update(stack.name + "'s PTX is ISA " + (isa ? isa->to_string() : "?") +
+                             ", which driver " + report.driver.version + " cannot compile",
+                         isa ? context.kb.min_driver_for_ptx_isa(*isa) : std::nullopt);
+  }
+  if (!worst) return {};
+  return no_image_fix(*worst, *device, context);
+}
+
+Fix advise_component(const ComponentResult& component, const AdviseContext& context,
+                     const std::vector<StackResult>& stacks) {
+  if (!component.blocks()) return {};
+  for (const auto& stack : stacks) {
+    if (stack.name == component.stack && !stack.fix.empty()) return stack.fix;
+  }
+  const DeviceInfo* device = device_named(context.report, component.device);
+  if (!device) return {};
+  if (component.verdict == compat::Verdict::ptx_too_new_for_driver) {
+    std::vector<const BinaryResult*> binaries;
+    for (const auto& binary : component.binaries) {
+      if (binary.reach == Reach::loaded) binaries.push_back(&binary);
+    }
+    const auto isa = newest_ptx_isa(binaries);
+    return driver_update(component.component.name + "'s PTX is ISA " +
+                             (isa ? isa->to_string() : "?") + ", which driver " +
+                             context.report.driver.version + " cannot compile",
+                         isa ? context.kb.min_driver_for_ptx_isa(*isa) : std::nullopt);
+  }
+  if (component.verdict != compat::Verdict::no_image) return {};
+  return no_image_fix(component, *device, context);
 }
 
 }  // namespace archfit::check

@@ -5,8 +5,11 @@
 #include <map>
 #include <tuple>
 
+#include <sys/utsname.h>
+
 #include "advise.hpp"
 #include "binary/archive_scan.hpp"
+#include "binary/elf_linkage.hpp"
 #include "binary/parallel.hpp"
 #include "binary/tree_scan.hpp"
 #include "confirm.hpp"
@@ -15,10 +18,26 @@
 #include "kb/kb_error.hpp"
 #include "kb/knowledge_base.hpp"
 #include "loaded_variant.hpp"
+#include "reach.hpp"
+#include "stack_judge.hpp"
+#include "stack_plan.hpp"
+#include "summary.hpp"
 
 namespace archfit::check {
 
 namespace fs = std::filesystem;
+
+std::string_view to_string(Reach reach) {
+  switch (reach) {
+    case Reach::loaded:
+      return "loaded";
+    case Reach::feature:
+      return "feature";
+    case Reach::unreached:
+      break;
+  }
+  return "unreached";
+}
 
 std::string_view to_string(OverallVerdict verdict) {
   switch (verdict) {
@@ -42,13 +61,27 @@ kb::KnowledgeBase load_kb(const CheckOptions& options) {
   }
 }
 
+// The CPU of this machine, as ELF names it ("x86_64", "aarch64").
+std::string this_machine() {
+  struct utsname name {};
+  if (::uname(&name) != 0) return {};
+  return name.machine;
+}
+
 // The devices to judge against: those named with --gpu, else every real GPU.
 // Without either, the report says so and judges nothing.
 void choose_devices(const CheckOptions& options, const kb::KnowledgeBase& kb, CheckReport& report) {
+  const std::string machine = this_machine();
   for (const auto& name : options.gpus) {
     try {
       const auto gpu = kb.resolve_gpu(name);
-      report.devices.push_back(DeviceInfo{gpu.name, gpu.cc, true, 0, -1});
+      DeviceInfo device{gpu.name, gpu.cc, true, 0, -1};
+      const auto* architecture = kb.architecture(gpu.cc);
+      const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
+      device.machine = gpu.entry && !gpu.entry->machine.empty() ? gpu.entry->machine
+                       : jetson                                 ? "aarch64"
+                                                                : machine;
+      report.devices.push_back(std::move(device));
     } catch (const kb::KbError& error) {
       throw CheckError(std::string("--gpu: ") + error.what());
     }
@@ -63,12 +96,13 @@ void choose_devices(const CheckOptions& options, const kb::KnowledgeBase& kb, Ch
   report.driver.cuda_version = probe.cuda_version_string();
   if (!options.gpus.empty()) return;
   for (const auto& gpu : probe.devices) {
-    report.devices.push_back(
-        DeviceInfo{gpu.name,
-                   {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)},
-                   false,
-                   gpu.total_memory,
-                   gpu.ordinal});
+    DeviceInfo device{gpu.name,
+                      {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)},
+                      false,
+                      gpu.total_memory,
+                      gpu.ordinal};
+    device.machine = machine;
+    report.devices.push_back(std::move(device));
   }
   if (report.devices.empty()) {
     report.findings.insert(report.findings.end(), probe.findings.begin(), probe.findings.end());
@@ -83,11 +117,17 @@ void choose_driver(const CheckOptions& options, const kb::KnowledgeBase& kb, Che
     report.driver.cuda_version.clear();
     report.driver.simulated = true;
   }
+  for (auto& device : report.devices) device.first_driver = kb.first_driver_for(device.cc);
   if (report.driver.version.empty()) return;
   try {
     report.driver.max_ptx_isa = kb.max_ptx_isa_for_driver(report.driver.version);
   } catch (const kb::KbError& error) {
     throw CheckError(std::string("--driver: ") + error.what());
+  }
+  const auto driver = kb::parse_driver_version(report.driver.version);
+  for (auto& device : report.devices) {
+    if (device.first_driver && driver)
+      device.driver_knows_it = compat::driver_knows_device(*driver, *device.first_driver);
   }
 }
 
@@ -128,40 +168,27 @@ void read_wheels(const CheckOptions& options, CheckReport& report, std::vector<f
   }
 }
 
-// A member of a --wheel ("x.whl!/pkg/lib.so") belongs to that wheel's
-// distribution; an empty name when the file is not in a wheel.
-env::Component wheel_component(const std::vector<env::Wheel>& wheels, const std::string& path) {
-  for (const auto& wheel : wheels) {
-    const std::string prefix = wheel.path.string() + std::string(binary::kMemberSeparator);
-    if (path.starts_with(prefix))
-      return {env::ComponentKind::distribution, wheel.name, wheel.version, wheel.path};
-  }
-  return {};
-}
-
-// Who owns a binary: the --wheel it came from, else the first site-packages
-// whose RECORD lists it, else its custom-node pack or the file itself.
-env::Component attribute(const std::string& path, const std::vector<env::Wheel>& wheels,
-                         const std::vector<env::SitePackages>& sites,
-                         const std::optional<fs::path>& custom_nodes) {
-  if (auto component = wheel_component(wheels, path); !component.name.empty()) return component;
-  env::Component component = env::attribute(path, nullptr, custom_nodes);
-  for (const auto& site : sites) {
-    component = env::attribute(path, &site, custom_nodes);
-    if (component.kind == env::ComponentKind::distribution) break;
-  }
-  return component;
-}
-
 // A binary judged on each device; its judgement is the one on the device
 // where it fares worst (the first such device on a tie).
+// A host library built for another CPU than the device's machine never
+// loads, whatever its images: the verdict says so first.
 BinaryResult judge_on_every_device(const binary::FileScan& file,
                                    const std::vector<DeviceInfo>& devices,
                                    const compat::Driver& driver) {
   BinaryResult result;
   result.path = file.path;
+  if (file.elf_machine != 0) result.elf_machine = binary::machine_name(file.elf_machine);
   for (size_t d = 0; d < devices.size(); ++d) {
     compat::BinaryJudgement judgement = compat::judge_binary(file, devices[d].cc, driver);
+    if (!result.elf_machine.empty() && !devices[d].machine.empty() &&
+        result.elf_machine != devices[d].machine) {
+      judgement.verdict = compat::Verdict::wrong_platform;
+      judgement.evidence = "built for " + result.elf_machine + "; " + devices[d].name +
+                           " sits in an " + devices[d].machine + " machine";
+      judgement.explanation = "The dynamic loader refuses a library built for " +
+                              result.elf_machine + " on " + devices[d].machine +
+                              " before any GPU code is looked at.";
+    }
     result.per_device.push_back(judgement.verdict);
     result.chosen_per_device.push_back(judgement.chosen);
     if (d == 0 || compat::badness(judgement.verdict) > compat::badness(result.judgement.verdict)) {
@@ -169,46 +196,28 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
       result.judged_on = d;
     }
   }
+  const auto& chosen = result.judgement.chosen;
+  if (chosen && *chosen < file.images.size() &&
+      file.images[*chosen].kind == binary::ImageKind::ptx)
+    result.ptx_isa = file.images[*chosen].ptx_isa;
   return result;
 }
 
-// The worst of the binaries the package can load (compat's rule over those
-// only); nullopt when none.
-std::optional<size_t> worst_binary_of(const ComponentResult& result) {
-  std::vector<size_t> loaded;
-  std::vector<compat::BinaryJudgement> judgements;
-  for (size_t i = 0; i < result.binaries.size(); ++i) {
-    if (!result.binaries[i].not_loaded.empty()) continue;
-    loaded.push_back(i);
-    judgements.push_back(result.binaries[i].judgement);
-  }
-  const auto worst = compat::worst_binary(judgements);
-  return worst ? std::optional<size_t>(loaded[*worst]) : std::nullopt;
-}
-
-// A component's verdict on each device is its worst binary's there; its
-// overall verdict, evidence, explanation and device are those of its worst
-// binary on that binary's worst device. Returns that binary's index.
-std::optional<size_t> aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) {
-  result.per_device.assign(devices.size(), compat::Verdict::no_device_code);
-  for (size_t d = 0; d < devices.size(); ++d) {
-    for (const auto& binary : result.binaries) {
-      if (binary.not_loaded.empty() &&
-          compat::badness(binary.per_device[d]) > compat::badness(result.per_device[d]))
-        result.per_device[d] = binary.per_device[d];
+// The PyTorch stack as installed: torch's own version (with its +cuXYZ
+// label), the companions installed beside it and xformers.
+InstalledTorchStack installed_torch_stack(const CheckReport& report,
+                                          const std::vector<env::SitePackages>& sites) {
+  InstalledTorchStack installed;
+  if (report.torch) installed.torch = *report.torch;
+  for (const auto& site : sites) {
+    if (!site.find("torch")) continue;
+    for (const char* name : {"torchvision", "torchaudio"}) {
+      if (const auto* dist = site.find(name)) installed.companions.emplace_back(name, dist->version);
     }
+    if (const auto* xformers = site.find("xformers")) installed.xformers = xformers->version;
+    break;
   }
-  const auto worst = worst_binary_of(result);
-  if (devices.empty() || !worst) {
-    result.verdict = compat::Verdict::no_device_code;
-    return std::nullopt;
-  }
-  const BinaryResult& binary = result.binaries[*worst];
-  result.verdict = binary.judgement.verdict;
-  result.evidence = binary.judgement.evidence;
-  result.explanation = binary.judgement.explanation;
-  result.device = devices[binary.judged_on].name;
-  return worst;
+  return installed;
 }
 
 struct ComponentKey {
@@ -264,63 +273,108 @@ CheckReport run_check(const CheckOptions& options) {
   const binary::TreeScan scan = binary::scan_tree(roots, scan_options);
 
   const compat::Driver driver{report.driver.version, report.driver.max_ptx_isa};
-  std::map<ComponentKey, ComponentResult> grouped;
-  std::map<ComponentKey, std::vector<const binary::FileScan*>> scans;
-  for (const auto& file : scan.files) {
+  const FileOwners owners = attribute_files(scan.files, sites, report.wheels, options.custom_nodes);
+  std::map<ComponentKey, size_t> component_index;
+  BinaryIndex binary_of_file(scan.files.size());
+  std::vector<std::vector<const binary::FileScan*>> scans;  // per component, per binary
+  for (size_t i = 0; i < scan.files.size(); ++i) {
+    const auto& file = scan.files[i];
     if (!file.problems.empty())
       report.findings.push_back(file.path + ": " + file.problems.front().message);
     if (!file.has_device_code()) continue;
-    const env::Component component =
-        attribute(file.path, report.wheels, sites, options.custom_nodes);
+    const env::Component& component = owners.owner[i];
     const ComponentKey key{component.kind, component.name, component.root.string()};
-    auto& result = grouped[key];
-    result.component = component;
+    const auto [at, inserted] = component_index.emplace(key, report.components.size());
+    if (inserted) {
+      report.components.emplace_back().component = component;
+      scans.emplace_back();
+    }
+    auto& result = report.components[at->second];
+    binary_of_file[i] = std::pair(at->second, result.binaries.size());
     result.binaries.push_back(judge_on_every_device(file, report.devices, driver));
-    scans[key].push_back(&file);
+    scans[at->second].push_back(&file);
   }
 
-  for (auto& [key, result] : grouped) {
-    if (key.kind != env::ComponentKind::distribution) continue;
-    if (const kb::Component* knowledge = kb.component_for(key.name))
+  // Copies a package never loads are set aside before anything is weighed.
+  for (auto& result : report.components) {
+    if (result.component.kind != env::ComponentKind::distribution) continue;
+    if (const kb::Component* knowledge =
+            kb.component_for(env::normalize_distribution_name(result.component.name)))
       mark_unloaded_variants(result, *knowledge, torch_cuda, report.findings);
   }
+  std::vector<bool> set_aside(scan.files.size(), false);
+  for (size_t i = 0; i < scan.files.size(); ++i) {
+    if (const auto& where = binary_of_file[i])
+      set_aside[i] = report.components[where->first].binaries[where->second].reach ==
+                     Reach::unreached;
+  }
+
+  // Stacks, and every binary weighed by how it is reached.
+  const auto plans = plan_stacks(scan.files, owners, sites, kb.packages(), set_aside);
+  const LinkGraph graph(scan.files, kb.packages());
+  report.stacks = judge_stacks(plans, {scan.files, owners, graph, binary_of_file, kb}, report);
+  for (const auto& stack : report.stacks) {
+    for (auto& component : report.components) {
+      const auto& members = stack.members;
+      if (component.stack.empty() &&
+          std::find(members.begin(), members.end(), component.component.name) != members.end())
+        component.stack = stack.name;
+    }
+  }
+
   if (options.confirm) {
     std::vector<ConfirmItem> items;
-    for (auto& [key, result] : grouped) {
+    for (size_t c = 0; c < report.components.size(); ++c) {
+      auto& result = report.components[c];
       for (size_t b = 0; b < result.binaries.size(); ++b) {
-        if (result.binaries[b].not_loaded.empty())
-          items.push_back({&result.binaries[b], scans[key][b]});
+        auto& binary = result.binaries[b];
+        if (binary.reach != Reach::loaded ||
+            binary.judgement.verdict == compat::Verdict::wrong_platform)
+          continue;
+        items.push_back({&binary, scans[c][b]});
       }
     }
     confirm_with_driver(items, options.libcuda, report);
   }
 
-  for (auto& [key, result] : grouped) {
-    if (const auto worst = aggregate(result, report.devices)) {
-      const BinaryResult& binary = result.binaries[*worst];
-      result.fix = advise(result, binary.judgement, scans[key][*worst],
-                          report.devices[binary.judged_on], report.devices, kb);
-    }
-    report.components.push_back(std::move(result));
-  }
+  AdviseContext context{report, kb, std::nullopt, installed_torch_stack(report, sites)};
+  if (!report.driver.version.empty())
+    context.driver = kb::parse_driver_version(report.driver.version);
+  for (auto& stack : report.stacks) stack.fix = advise_stack(stack, context);
+  for (auto& component : report.components)
+    component.fix = advise_component(component, context, report.stacks);
+
   if (plugins.valid()) {
     report.probes = read_probes(plugins.get(), report.devices, report.findings);
     if (report.torch) note_other_torch(report.probes, *report.torch, options.site_packages);
   }
+  // What blocks first, then worst first.
   std::stable_sort(report.components.begin(), report.components.end(),
                    [](const ComponentResult& a, const ComponentResult& b) {
-                     return std::tuple(compat::badness(b.verdict), a.component.name) <
-                            std::tuple(compat::badness(a.verdict), b.component.name);
+                     return std::tuple(!a.blocks(), -compat::badness(a.verdict), a.component.name) <
+                            std::tuple(!b.blocks(), -compat::badness(b.verdict), b.component.name);
+                   });
+  // Failing stacks first, the PyTorch stack first among them: its fix moves
+  // the torch every other fix is matched to.
+  std::stable_sort(report.stacks.begin(), report.stacks.end(),
+                   [](const StackResult& a, const StackResult& b) {
+                     const auto rank = [](const StackResult& s) {
+                       const bool fails = compat::is_failure(s.verdict);
+                       return std::tuple(!fails, !(fails && s.anchor == "torch"),
+                                         -compat::badness(s.verdict));
+                     };
+                     return std::tuple(rank(a), a.name) < std::tuple(rank(b), b.name);
                    });
 
   if (report.devices.empty()) {
     report.verdict = OverallVerdict::unknown;
   } else {
     const bool fails =
-        std::any_of(report.components.begin(), report.components.end(),
-                    [](const ComponentResult& c) { return compat::is_failure(c.verdict); });
+        std::any_of(report.stacks.begin(), report.stacks.end(),
+                    [](const StackResult& s) { return compat::is_failure(s.verdict); });
     report.verdict = fails ? OverallVerdict::fails : OverallVerdict::fits;
   }
+  report.summary = summary_line(report);
   return report;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "binary/scan_progress.hpp"
+#include "compat/driver.hpp"
 #include "compat/rules.hpp"
 #include "env/attribution.hpp"
 #include "env/cuda_libraries.hpp"
@@ -55,6 +56,16 @@ struct DeviceInfo {
   bool simulated = false;
   uint64_t memory = 0;
   int ordinal = -1;  // the driver's device number; -1 when simulated
+  // The CPU of the machine the GPU sits in, as ELF names it: "x86_64",
+  // "aarch64". A real GPU's is this machine's; a simulated one's the
+  // knowledge base's for GPUs that only come in one (Jetson, Grace), else
+  // this machine's.
+  std::string machine;
+  // The first driver that knows this architecture (gpus.yaml
+  // `architectures`), and whether the driver checked against is that new;
+  // true when either is unknown.
+  std::optional<compat::DriverVersion> first_driver;
+  bool driver_knows_it = true;
 };
 
 struct DriverInfo {
@@ -66,8 +77,25 @@ struct DriverInfo {
 
 struct Fix {
   std::string summary;
-  std::vector<std::string> commands;
+  std::vector<std::string> commands;  // run in order; each is one shell command
+  // What the commands pin, one requirement each ("torch==2.8.0",
+  // "torchvision==0.23.0+cu126"), and the index they come from ("" for PyPI).
+  std::vector<std::string> requirements;
+  std::string index_url;
+  std::string driver;  // the NVIDIA driver the fix needs at least; "" when no need is known
+  // Other ways out, each complete on its own ("or keep xformers: …").
+  std::vector<Fix> alternatives;
+
+  bool empty() const { return summary.empty() && commands.empty(); }
 };
+
+// How a binary is reached when the package that holds it is used (reach.hpp).
+enum class Reach {
+  loaded,     // on the normal path: the package's own, or linked or opened by what is
+  feature,    // loaded, but its kernels serve one feature only (packages.yaml features)
+  unreached,  // nothing in what was checked links or opens it
+};
+std::string_view to_string(Reach reach);  // "loaded" | "feature" | "unreached"
 
 // The real driver's answer to cuModuleLoadData on one device (--confirm).
 struct DriverAnswer {
@@ -85,7 +113,14 @@ struct BinaryResult {
   // The image the judge picked on each device (compat::BinaryJudgement::chosen).
   std::vector<std::optional<size_t>> chosen_per_device;
   std::vector<DriverAnswer> driver;  // --confirm only: one per real device asked
-  std::string not_loaded;            // why the package never loads this copy; it is then not judged
+  // The ISA of the PTX the driver would JIT-compile on the device it fares
+  // worst on (ptx-jit, ptx-too-new-for-driver); nullopt otherwise.
+  std::optional<binary::Version> ptx_isa;
+  Reach reach = Reach::loaded;
+  // How it is reached ("linked from torch/lib/libtorch_cuda.so"), the feature
+  // it serves, or why nothing loads it. Only a loaded binary makes a verdict.
+  std::string reach_reason;
+  std::string elf_machine;  // "x86_64", "aarch64"; "" for a cubin, fatbin or PTX file
 };
 
 // What --confirm did, for the report's summary.
@@ -97,6 +132,8 @@ struct ConfirmSummary {
 
 struct ComponentResult {
   env::Component component;
+  // The worst of its loaded binaries (features and unreached copies never
+  // count); when none is loaded, the worst of the rest, which blocks nothing.
   compat::Verdict verdict = compat::Verdict::no_device_code;
   std::string device;                       // the device the verdict, evidence and fix are about
   std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
@@ -104,6 +141,53 @@ struct ComponentResult {
   std::string explanation;                  // of the worst binary
   Fix fix;                                  // empty when nothing needs changing
   std::vector<BinaryResult> binaries;
+  Reach reach = Reach::unreached;           // its best-reached binary's
+  std::string stack;                        // the stack it is judged in; "" when none
+
+  // Its verdict fails something a process loads on the normal path.
+  bool blocks() const { return reach == Reach::loaded && compat::is_failure(verdict); }
+};
+
+// A feature whose kernels have no image a GPU runs: the rest works.
+struct FeatureNote {
+  std::string feature;  // packages.yaml's words
+  std::string component;
+  std::filesystem::path library;
+  compat::Verdict verdict = compat::Verdict::no_image;
+  std::string device;
+  std::string evidence;
+};
+
+// The CUDA runtime a stack is built for, and the driver that runtime needs.
+struct CudaRuntime {
+  uint32_t major = 0;
+  std::string version;  // "12.8" or "12"; as exact as the source says
+  std::string source;   // "torch/version.py", "libcudart.so.13 (linked by …)"
+  std::optional<compat::DriverVersion> min_driver;  // the major's minor-version floor
+};
+
+// What a user installs and moves as one: the PyTorch stack (torch with
+// torchvision, torchaudio, triton and the nvidia-* wheels it requires), any
+// other package with the CUDA wheels it requires, a custom-node pack, a
+// library named alone. One verdict over every binary its own binaries
+// reach, and one fix.
+struct StackResult {
+  std::string name;     // "PyTorch", "xformers", "ComfyUI-GGUF"
+  std::string anchor;   // the distribution whose build decides ("torch"); "" for a pack or file
+  std::string version;  // the anchor's: "2.5.1+cu124"
+  env::ComponentKind kind = env::ComponentKind::distribution;
+  std::vector<std::string> members;  // component names, the anchor first
+  compat::Verdict verdict = compat::Verdict::no_device_code;
+  std::vector<compat::Verdict> per_device;  // in the order of CheckReport::devices
+  std::string device;                       // the device the verdict, evidence and fix are about
+  std::string evidence;
+  std::string explanation;
+  std::optional<CudaRuntime> cuda;
+  Fix fix;
+  std::vector<FeatureNote> notes;  // features that will not work; the stack still runs
+  // The binaries its verdict weighs: indices into CheckReport::components
+  // and their binaries.
+  std::vector<std::pair<size_t, size_t>> binaries;
 };
 
 enum class OverallVerdict { fits, fails, unknown };
@@ -115,11 +199,15 @@ struct CheckReport {
   std::optional<std::string> torch;         // "2.5.1+cu124" when a torch is installed
   std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order
   std::vector<env::Wheel> wheels;           // --wheel files, with their tags
+  std::vector<StackResult> stacks;          // failing first, PyTorch first among them
   std::vector<ComponentResult> components;  // worst first
   std::vector<ProbeResult> probes;          // what probe plugins reported (CheckOptions::plugins)
   std::vector<std::string> findings;        // probe and scan problems, in sentences
   std::optional<ConfirmSummary> confirm;    // present when --confirm asked the driver
   OverallVerdict verdict = OverallVerdict::unknown;
+  // The answer in one line: the verdict, what fails where, and the first
+  // fix's command ("fails: … run: pip install …").
+  std::string summary;
 };
 
 CheckReport run_check(const CheckOptions& options);

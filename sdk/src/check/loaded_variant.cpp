@@ -60,8 +60,9 @@ void mark_unloaded_variants(ComponentResult& component, const kb::Component& kno
     if (cuda == loaded) {
       one_loads = true;
     } else {
-      binary.not_loaded = component.component.name + " loads " + library(loaded) + " " + because +
-                          ", never this copy";
+      binary.reach = Reach::unreached;
+      binary.reach_reason = component.component.name + " loads " + library(loaded) + " " +
+                            because + ", never this copy";
     }
   }
   if (!one_loads) {

@@ -17,7 +17,7 @@ namespace archfit::check {
 // pattern "libbitsandbytes_cuda{cuda}"; "" for other files.
 std::string cuda_release_of_copy(const std::filesystem::path& binary, const std::string& pattern);
 
-// Sets `not_loaded` on each copy of `component` that a process never loads.
+// Marks unreached, saying why, each copy of `component` that a process never loads.
 // `torch_cuda`: "12.4", or "" when unknown (no torch found, or a CPU build):
 // then the newest copy is judged, as a current torch would load it, and a
 // finding says so. A component with no copy for torch's CUDA is a finding too.

@@ -8,8 +8,10 @@ namespace {
 
 // Fix commands say `pip install …`; the plan runs the environment's own pip.
 std::string with_environment_pip(std::string command) {
-  const auto at = command.find("pip install");
-  if (at != std::string::npos) command.replace(at, 3, "\"$PYTHON\" -m pip");
+  for (const char* verb : {"pip install", "pip uninstall"}) {
+    const auto at = command.find(verb);
+    if (at != std::string::npos) return command.replace(at, 3, "\"$PYTHON\" -m pip");
+  }
   return command;
 }
 
@@ -46,13 +48,12 @@ std::string render_plan(const CheckReport& report, const PlanContext& context) {
          "$backup)\"\n\n"
       << "# 2. Replace what fails.\n";
   size_t steps = 0;
-  for (const auto& component : report.components) {
-    if (!compat::is_failure(component.verdict) || component.fix.summary.empty()) continue;
-    out << "# " << component.component.name
-        << (component.component.version.empty() ? "" : " " + component.component.version) << ": "
-        << compat::to_string(component.verdict) << ". " << component.fix.summary << "\n";
-    if (component.fix.commands.empty()) out << "#   (no command: see above)\n";
-    for (const auto& command : component.fix.commands) out << with_environment_pip(command) << "\n";
+  for (const auto& stack : report.stacks) {
+    if (!compat::is_failure(stack.verdict) || stack.fix.empty()) continue;
+    out << "# " << stack.name << (stack.version.empty() ? "" : " " + stack.version) << ": "
+        << compat::to_string(stack.verdict) << ". " << stack.fix.summary << "\n";
+    if (stack.fix.commands.empty()) out << "#   (no command: see above)\n";
+    for (const auto& command : stack.fix.commands) out << with_environment_pip(command) << "\n";
     ++steps;
   }
   if (steps == 0) out << "# nothing fails: nothing to replace\n";

@@ -6,7 +6,16 @@ using nlohmann::json;
 
 namespace {
 
-json fix_json(const Fix& fix) { return {{"summary", fix.summary}, {"commands", fix.commands}}; }
+json fix_json(const Fix& fix) {
+  json alternatives = json::array();
+  for (const auto& alternative : fix.alternatives) alternatives.push_back(fix_json(alternative));
+  return {{"summary", fix.summary},
+          {"commands", fix.commands},
+          {"requirements", fix.requirements},
+          {"index_url", fix.index_url.empty() ? json(nullptr) : json(fix.index_url)},
+          {"driver", fix.driver.empty() ? json(nullptr) : json(fix.driver)},
+          {"alternatives", std::move(alternatives)}};
+}
 
 // [{"device": "GeForce RTX 4090", "verdict": "native"}, …], one per device.
 json per_device_json(const std::vector<compat::Verdict>& verdicts,
@@ -31,8 +40,13 @@ json driver_answers_json(const std::vector<DriverAnswer>& answers) {
 
 json binary_json(const BinaryResult& binary) {
   const auto& j = binary.judgement;
+  const bool unreached = binary.reach == Reach::unreached;
   return {{"path", binary.path.string()},
           {"verdict", compat::to_string(j.verdict)},
+          {"blocks", binary.reach == Reach::loaded && compat::is_failure(j.verdict)},
+          {"reach", to_string(binary.reach)},
+          {"reach_reason", binary.reach_reason},
+          {"machine", binary.elf_machine.empty() ? json(nullptr) : json(binary.elf_machine)},
           {"chosen", j.chosen_arch.empty() ? json(nullptr) : json(j.chosen_arch)},
           {"sass", j.sass},
           {"ptx", j.ptx},
@@ -40,7 +54,8 @@ json binary_json(const BinaryResult& binary) {
           {"assumes_driver", j.assumes_driver},
           {"scan_incomplete", j.scan_incomplete},
           {"driver", driver_answers_json(binary.driver)},
-          {"not_loaded", binary.not_loaded.empty() ? json(nullptr) : json(binary.not_loaded)}};
+          // Kept from the first schema: why the binary is never loaded.
+          {"not_loaded", unreached ? json(binary.reach_reason) : json(nullptr)}};
 }
 
 json wheels_json(const std::vector<env::Wheel>& wheels) {
@@ -69,6 +84,40 @@ json probes_json(const std::vector<ProbeResult>& probes, const std::vector<Devic
   return out;
 }
 
+json stack_json(const StackResult& stack, const CheckReport& report) {
+  json notes = json::array();
+  for (const auto& note : stack.notes) {
+    notes.push_back({{"feature", note.feature},
+                     {"component", note.component},
+                     {"library", note.library.string()},
+                     {"verdict", compat::to_string(note.verdict)},
+                     {"device", note.device},
+                     {"evidence", note.evidence}});
+  }
+  json cuda = nullptr;
+  if (stack.cuda) {
+    cuda = {{"version", stack.cuda->version},
+            {"source", stack.cuda->source},
+            {"min_driver",
+             stack.cuda->min_driver ? json(stack.cuda->min_driver->to_string()) : json(nullptr)}};
+  }
+  return {{"name", stack.name},
+          {"anchor", stack.anchor.empty() ? json(nullptr) : json(stack.anchor)},
+          {"version", stack.version},
+          {"kind", env::to_string(stack.kind)},
+          {"members", stack.members},
+          {"verdict", compat::to_string(stack.verdict)},
+          {"blocks", compat::is_failure(stack.verdict)},
+          {"warns", compat::is_warning(stack.verdict)},
+          {"device", stack.device.empty() ? json(nullptr) : json(stack.device)},
+          {"per_device", per_device_json(stack.per_device, report.devices)},
+          {"evidence", stack.evidence},
+          {"explanation", stack.explanation},
+          {"cuda", std::move(cuda)},
+          {"fix", fix_json(stack.fix)},
+          {"notes", std::move(notes)}};
+}
+
 }  // namespace
 
 json check_document(const CheckReport& report) {
@@ -78,7 +127,12 @@ json check_document(const CheckReport& report) {
                        {"sm", device.cc.sm()},
                        {"compute_capability", device.cc.to_string()},
                        {"simulated", device.simulated},
-                       {"memory", device.memory}});
+                       {"memory", device.memory},
+                       {"machine", device.machine.empty() ? json(nullptr) : json(device.machine)},
+                       {"first_driver", device.first_driver
+                                            ? json(device.first_driver->to_string())
+                                            : json(nullptr)},
+                       {"driver_knows_it", device.driver_knows_it}});
   }
   json components = json::array();
   for (const auto& c : report.components) {
@@ -89,6 +143,10 @@ json check_document(const CheckReport& report) {
                           {"kind", env::to_string(c.component.kind)},
                           {"root", c.component.root.string()},
                           {"verdict", compat::to_string(c.verdict)},
+                          {"blocks", c.blocks()},
+                          {"warns", c.reach == Reach::loaded && compat::is_warning(c.verdict)},
+                          {"reach", to_string(c.reach)},
+                          {"stack", c.stack.empty() ? json(nullptr) : json(c.stack)},
                           {"device", c.device.empty() ? json(nullptr) : json(c.device)},
                           {"per_device", per_device_json(c.per_device, report.devices)},
                           {"evidence", c.evidence},
@@ -104,9 +162,19 @@ json check_document(const CheckReport& report) {
                          {"path", library.path.string()},
                          {"origin", library.origin}});
   }
+  json stacks = json::array();
+  const Fix* first_fix = nullptr;
+  for (const auto& stack : report.stacks) {
+    stacks.push_back(stack_json(stack, report));
+    if (!first_fix && compat::is_failure(stack.verdict) && !stack.fix.empty())
+      first_fix = &stack.fix;
+  }
   return {
       {"schema", kCheckSchema},
       {"verdict", to_string(report.verdict)},
+      {"summary", report.summary},
+      {"fix", first_fix ? fix_json(*first_fix) : json(nullptr)},
+      {"stacks", std::move(stacks)},
       {"devices", std::move(devices)},
       {"driver",
        {{"version", report.driver.version.empty() ? json(nullptr) : json(report.driver.version)},

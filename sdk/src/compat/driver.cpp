@@ -1,22 +1,12 @@
 #include "driver.hpp"
 
 #include <array>
-#include <utility>
 
 #include "compat_error.hpp"
 
 namespace archfit::compat {
 
 namespace {
-
-// docs.nvidia.com/deploy/cuda-compatibility/minor-version-compatibility.html,
-// reference/cuda-binaries.md §4. CUDA 10 and older had no minor-version
-// compatibility: each minor release had its own floor.
-constexpr std::array<std::pair<uint32_t, uint32_t>, 3> kMinorVersionFloors = {{
-    {11, 450},
-    {12, 525},
-    {13, 580},
-}};
 
 [[noreturn]] void reject(std::string_view text) {
   throw CompatError("not a driver version: \"" + std::string(text) +
@@ -58,25 +48,20 @@ DriverVersion parse_driver_version(std::string_view text) {
   return {parts[0], parts[1], parts[2], std::string(text)};
 }
 
-std::optional<uint32_t> minor_version_floor(uint32_t cuda_major) {
-  for (const auto& [major, floor] : kMinorVersionFloors) {
-    if (major == cuda_major) return floor;
-  }
-  return std::nullopt;
-}
-
-std::optional<DriverFloorCheck> check_driver_for_cuda_major(const DriverVersion& driver,
-                                                            uint32_t cuda_major) {
-  const auto floor = minor_version_floor(cuda_major);
-  if (!floor) return std::nullopt;
+DriverFloorCheck check_driver_for_cuda_major(const DriverVersion& driver, uint32_t cuda_major,
+                                             const DriverVersion& floor) {
   DriverFloorCheck check;
-  check.floor = *floor;
-  check.supported = driver.major >= *floor;
+  check.floor = floor;
+  check.supported = driver >= floor;
   const std::string cuda = "CUDA " + std::to_string(cuda_major) + ".x";
   check.explanation = "driver " + driver.to_string() +
                       (check.supported ? " runs " : " is too old for ") + cuda +
-                      " applications (they need driver " + std::to_string(*floor) + " or newer)";
+                      " applications (they need driver " + floor.to_string() + " or newer)";
   return check;
+}
+
+bool driver_knows_device(const DriverVersion& driver, const DriverVersion& first_driver) {
+  return driver >= first_driver;
 }
 
 }  // namespace archfit::compat

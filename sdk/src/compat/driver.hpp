@@ -1,7 +1,8 @@
 #pragma once
-// Driver releases, and the oldest driver a CUDA runtime major runs on
-// (minor-version compatibility). Which PTX ISA a driver knows is data in the
-// knowledge base, not here.
+// Driver releases, and the rules that compare them with what a build or a
+// GPU needs (minor-version compatibility, the first driver of an
+// architecture). The numbers — which driver a CUDA major needs, which PTX ISA
+// a driver knows — are data in the knowledge base, not here.
 #include <compare>
 #include <cstdint>
 #include <optional>
@@ -27,21 +28,23 @@ struct DriverVersion {
 // Throws CompatError for text that is not one to three dot-separated numbers.
 DriverVersion parse_driver_version(std::string_view text);
 
-// The oldest driver branch on which an application built with CUDA
-// `cuda_major`.x runs (NVIDIA's minor-version compatibility table):
-// 11 → 450, 12 → 525, 13 → 580. nullopt for majors archfit has no floor for.
-std::optional<uint32_t> minor_version_floor(uint32_t cuda_major);
-
 struct DriverFloorCheck {
   bool supported = false;
-  uint32_t floor = 0;       // the driver branch CUDA `cuda_major`.x needs
-  std::string explanation;  // "driver 570.86.16 runs CUDA 12.x applications (needs ≥ 525)"
+  DriverVersion floor;      // the driver CUDA `cuda_major`.x needs at least
+  std::string explanation;  // "driver 570.86.16 is too old for CUDA 13.x applications (…)"
 };
 
 // Whether `driver` runs applications built with any CUDA `cuda_major`.x
-// runtime. PTX from a newer minor still needs a newer driver: that is the
-// PTX ISA check, not this one. nullopt when there is no known floor.
-std::optional<DriverFloorCheck> check_driver_for_cuda_major(const DriverVersion& driver,
-                                                            uint32_t cuda_major);
+// runtime (NVIDIA's minor-version compatibility: one floor per major; the
+// knowledge base holds the numbers, ptx_isa.yaml `cuda_major_floors`). PTX
+// from a newer minor still needs a newer driver: that is the PTX ISA check,
+// not this one.
+DriverFloorCheck check_driver_for_cuda_major(const DriverVersion& driver, uint32_t cuda_major,
+                                             const DriverVersion& floor);
+
+// Whether `driver` knows a GPU whose architecture first shipped with the
+// CUDA toolkit whose driver is `first_driver` (the knowledge base's
+// `architectures`): an older driver does not list the device at all.
+bool driver_knows_device(const DriverVersion& driver, const DriverVersion& first_driver);
 
 }  // namespace archfit::compat

@@ -180,6 +180,10 @@ std::string explain(Verdict verdict, const binary::FileScan& scan, const Invento
              join({inventory.link_inputs.begin(), inventory.link_inputs.end()}, " ") +
              "): relocatable code or LTO-IR that a later device link consumes; the runtime "
              "never launches it.";
+    case Verdict::driver_too_old:
+    case Verdict::wrong_platform:
+      // Judged over a whole stack (check/), never from one binary's images.
+      return {};
     case Verdict::no_device_code:
       break;
   }

@@ -8,13 +8,15 @@ namespace archfit::compat {
 namespace {
 
 // In badness order, best first; worst_of and badness both read it.
-constexpr std::array<std::pair<Verdict, std::string_view>, 6> kVerdicts = {{
+constexpr std::array<std::pair<Verdict, std::string_view>, 8> kVerdicts = {{
     {Verdict::no_device_code, "no-device-code"},
     {Verdict::relocatable_only, "relocatable-only"},
     {Verdict::native, "native"},
     {Verdict::ptx_jit, "ptx-jit"},
     {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver"},
+    {Verdict::driver_too_old, "driver-too-old"},
     {Verdict::no_image, "no-image"},
+    {Verdict::wrong_platform, "wrong-platform"},
 }};
 
 }  // namespace
@@ -34,7 +36,8 @@ std::optional<Verdict> verdict_from_string(std::string_view name) {
 }
 
 bool is_failure(Verdict verdict) {
-  return verdict == Verdict::no_image || verdict == Verdict::ptx_too_new_for_driver;
+  return verdict == Verdict::no_image || verdict == Verdict::ptx_too_new_for_driver ||
+         verdict == Verdict::driver_too_old || verdict == Verdict::wrong_platform;
 }
 
 bool is_warning(Verdict verdict) { return verdict == Verdict::ptx_jit; }

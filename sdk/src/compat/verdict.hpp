@@ -14,19 +14,30 @@ enum class Verdict {
   ptx_too_new_for_driver,  // PTX would run, but the driver does not know its ISA version
   relocatable_only,        // only device-link inputs, which are never launched
   no_device_code,          // no CUDA device code at all
+  // Added with stacks (the images may fit, the driver does not): the driver is
+  // older than the CUDA major's minor-version floor the code was built for, or
+  // older than the first driver that knows the GPU's architecture.
+  driver_too_old,
+  // Built for another CPU (x86_64 libraries on an aarch64 Jetson): the loader
+  // refuses it before any image is looked at.
+  wrong_platform,
 };
 
 std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
-// The code will fail on the device: no-image and ptx-too-new-for-driver.
+// The code will fail on the device: no-image, ptx-too-new-for-driver,
+// driver-too-old and wrong-platform. Every front end reads this answer from
+// the core (the JSON's `blocks`), never a list of its own.
 bool is_failure(Verdict verdict);
 // It works, but the user should hear about it: ptx-jit.
 bool is_warning(Verdict verdict);
 
-// Worst first: no-image, ptx-too-new-for-driver, ptx-jit, native,
-// relocatable-only, no-device-code. No image is worse than PTX too new for
-// the driver because a driver update fixes only the latter. Binaries that
+// Worst first: wrong-platform, no-image, driver-too-old,
+// ptx-too-new-for-driver, ptx-jit, native, relocatable-only, no-device-code.
+// Code for another CPU is worst because nothing about the GPU or driver
+// helps; no image is worse than the driver problems because a driver update
+// fixes only those. Binaries that
 // launch nothing (no device code, only device-link inputs) rank last so
 // that they never drag a component down.
 int badness(Verdict verdict);  // larger is worse

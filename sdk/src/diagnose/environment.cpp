@@ -48,6 +48,11 @@ const json& array_field(const json& object, const char* key, const std::string& 
   return field(object, key, json::value_t::array, where);
 }
 
+bool optional_bool(const json& object, const char* key, bool otherwise) {
+  const auto found = object.find(key);
+  return found != object.end() && found->is_boolean() ? found->get<bool>() : otherwise;
+}
+
 }  // namespace
 
 const EnvironmentDevice* Environment::device_named(const std::string& name) const {
@@ -108,6 +113,9 @@ Environment read_environment(const json& document, std::string source) {
     component.version = optional_string(item, "version", where);
     component.kind = optional_string(item, "kind", where);
     component.verdict = field(item, "verdict", json::value_t::string, where).get<std::string>();
+    component.blocks = optional_bool(
+        item, "blocks",
+        component.verdict == "no-image" || component.verdict == "ptx-too-new-for-driver");
     component.device = optional_string(item, "device", where);
     component.evidence = optional_string(item, "evidence", where);
     if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
@@ -120,12 +128,34 @@ Environment read_environment(const json& document, std::string source) {
         const std::string at = where + ".binaries[" + std::to_string(b) + "]";
         const json& binary = (*binaries)[b];
         if (!binary.is_object()) throw EnvironmentError(at + " is not an object");
+        const std::string reach = optional_string(binary, "reach", at);
         component.binaries.push_back({optional_string(binary, "path", at),
                                       optional_string(binary, "verdict", at),
+                                      reach.empty() || reach == "loaded",
                                       strings(binary, "sass", at), strings(binary, "ptx", at)});
       }
     }
     environment.components.push_back(std::move(component));
+  }
+
+  // Stacks came with the second edition of archfit.check/1: absent before.
+  if (const auto stacks = document.find("stacks"); stacks != document.end() && stacks->is_array()) {
+    for (size_t i = 0; i < stacks->size(); ++i) {
+      const std::string where = "stacks[" + std::to_string(i) + "]";
+      const json& item = (*stacks)[i];
+      if (!item.is_object()) throw EnvironmentError(where + " is not an object");
+      EnvironmentStack stack;
+      stack.name = optional_string(item, "name", where);
+      stack.anchor = optional_string(item, "anchor", where);
+      stack.verdict = optional_string(item, "verdict", where);
+      stack.blocks = optional_bool(item, "blocks", false);
+      stack.evidence = optional_string(item, "evidence", where);
+      if (const auto cuda = item.find("cuda"); cuda != item.end() && cuda->is_object()) {
+        stack.cuda_version = optional_string(*cuda, "version", where + ".cuda");
+        stack.cuda_min_driver = optional_string(*cuda, "min_driver", where + ".cuda");
+      }
+      environment.stacks.push_back(std::move(stack));
+    }
   }
   return environment;
 }

@@ -26,6 +26,7 @@ struct EnvironmentDevice {
 struct EnvironmentBinary {
   std::string path;
   std::string verdict;            // compat::to_string(Verdict): "native", "no-image", …
+  bool loaded = true;             // reach "loaded"; false for a feature's or an unreached copy
   std::vector<std::string> sass;  // "sm_80", "sm_90a"
   std::vector<std::string> ptx;   // "compute_90"
 };
@@ -40,10 +41,24 @@ struct EnvironmentComponent {
   std::string fix_summary;
   std::vector<std::string> fix_commands;
   std::vector<EnvironmentBinary> binaries;
+  // The core's word on whether the verdict fails ("blocks"); a report from
+  // before that field was written reads it from the two failing verdicts it knew.
+  bool blocks = false;
 
-  bool fails() const { return verdict == "no-image" || verdict == "ptx-too-new-for-driver"; }
+  bool fails() const { return blocks; }
   // Runs, natively or through the driver's JIT.
   bool runs() const { return verdict == "native" || verdict == "ptx-jit"; }
+};
+
+// A stack as the check judged it (check-json.md "stacks").
+struct EnvironmentStack {
+  std::string name;    // "PyTorch"
+  std::string anchor;  // "torch"; "" for a pack or library
+  std::string verdict;
+  bool blocks = false;
+  std::string evidence;
+  std::string cuda_version;     // "12.8"; "" when the check did not say
+  std::string cuda_min_driver;  // the driver that CUDA major needs; "" when not said
 };
 
 struct Environment {
@@ -54,6 +69,7 @@ struct Environment {
   bool driver_simulated = false;
   std::string torch;  // "2.5.1+cu124"; "" when none was seen
   std::vector<EnvironmentComponent> components;  // worst first, as the report has them
+  std::vector<EnvironmentStack> stacks;          // failing first, as the report has them
   std::vector<std::string> findings;
 
   // The device a component's verdict is about, else the first; nullptr when none.

@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "compat/arch.hpp"
-#include "compat/driver.hpp"
 
 namespace archfit::diagnose {
 
@@ -41,10 +40,14 @@ std::string images_phrase(const EnvironmentBinary& binary) {
   return sass + (ptx.empty() ? " and no PTX" : " and " + ptx);
 }
 
-// The binary a component's verdict comes from: its first with that verdict.
+// The binary a component's verdict comes from: its first loaded one with
+// that verdict (a feature's library or a copy never loaded does not count).
 const EnvironmentBinary* worst_binary(const EnvironmentComponent& component) {
   for (const auto& binary : component.binaries) {
-    if (binary.verdict == component.verdict) return &binary;
+    if (binary.loaded && binary.verdict == component.verdict) return &binary;
+  }
+  for (const auto& binary : component.binaries) {
+    if (binary.loaded) return &binary;
   }
   return component.binaries.empty() ? nullptr : &component.binaries.front();
 }
@@ -56,6 +59,8 @@ std::string verdict_words(const std::string& verdict) {
   if (verdict == "ptx-too-new-for-driver") return "its PTX is newer than the driver compiles";
   if (verdict == "relocatable-only") return "its device code is relocatable only and never loads";
   if (verdict == "no-device-code") return "it has no device code";
+  if (verdict == "driver-too-old") return "the driver is too old for it";
+  if (verdict == "wrong-platform") return "it is built for another CPU";
   return "the check's verdict is " + verdict;
 }
 
@@ -71,12 +76,15 @@ std::string component_sentence(const EnvironmentComponent& component,
   std::string out = component.name + (component.version.empty() ? "" : " " + component.version);
   if (const EnvironmentBinary* binary = worst_binary(component)) {
     out += " has " + images_phrase(*binary);
+    const auto loaded = std::count_if(component.binaries.begin(), component.binaries.end(),
+                                      [](const EnvironmentBinary& b) { return b.loaded; });
     const auto alike = std::count_if(
-        component.binaries.begin(), component.binaries.end(),
-        [&](const EnvironmentBinary& other) { return other.verdict == component.verdict; });
-    if (component.binaries.size() > 1 && static_cast<size_t>(alike) < component.binaries.size())
-      out += " (in " + std::to_string(alike) + " of its " +
-             std::to_string(component.binaries.size()) + " binaries)";
+        component.binaries.begin(), component.binaries.end(), [&](const EnvironmentBinary& other) {
+          return other.loaded && other.verdict == component.verdict;
+        });
+    if (loaded > 1 && alike < loaded)
+      out += " (in " + std::to_string(alike) + " of its " + std::to_string(loaded) +
+             " loaded binaries)";
   } else {
     out += " has no CUDA binary the check judged";
   }
@@ -92,7 +100,7 @@ std::string device_line(const EnvironmentDevice& device) {
 std::vector<const EnvironmentComponent*> failing(const Environment& environment) {
   std::vector<const EnvironmentComponent*> out;
   for (const auto& component : environment.components) {
-    if (component.fails() || component.verdict == "relocatable-only") out.push_back(&component);
+    if (component.fails()) out.push_back(&component);
   }
   return out;
 }
@@ -233,22 +241,19 @@ void weigh_ptx_too_new(Diagnosis& d, const Environment& environment,
   }
 }
 
-// "2.5.1+cu124" → {12, "12.4"}; nullopt for a CPU or ROCm build.
-struct TorchCuda {
-  uint32_t major = 0;
-  std::string version;
-};
-std::optional<TorchCuda> torch_cuda(const std::string& torch) {
+// "2.5.1+cu124" → "12.4"; "" for a CPU or ROCm build.
+std::string torch_cuda(const std::string& torch) {
   const size_t at = torch.find("+cu");
-  if (at == std::string::npos) return std::nullopt;
+  if (at == std::string::npos) return {};
   const std::string digits = torch.substr(at + 3);
   if (digits.size() < 3 || digits.size() > 4 ||
       !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
-    return std::nullopt;
-  const std::string major = digits.substr(0, digits.size() - 1);
-  return TorchCuda{static_cast<uint32_t>(std::stoul(major)), major + "." + digits.back()};
+    return {};
+  return digits.substr(0, digits.size() - 1) + "." + digits.back();
 }
 
+// The check says per stack whether the driver is too old for it (the CUDA
+// major's floor, the GPU's first driver): the diagnosis reads that answer.
 void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& finding) {
   if (environment.driver_version.empty()) {
     if (!environment.driver_simulated) {
@@ -259,29 +264,34 @@ void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& fi
     }
     return;
   }
-  const auto cuda = torch_cuda(environment.torch);
-  if (!cuda) {
-    finding.evidence.push_back("driver " + environment.driver_version +
-                               (environment.torch.empty()
-                                    ? "; the check saw no PyTorch to compare its CUDA with"
-                                    : "; torch " + environment.torch + " is not a CUDA build"));
+  for (const auto& stack : environment.stacks) {
+    if (stack.verdict != "driver-too-old") continue;
+    finding.verdict = "confirms";
+    finding.evidence.push_back(stack.name + ": " + stack.evidence);
     return;
   }
-  try {
-    const auto check = compat::check_driver_for_cuda_major(
-        compat::parse_driver_version(environment.driver_version), cuda->major);
-    if (!check) return;
-    finding.verdict = check->supported ? "refutes" : "confirms";
-    finding.evidence.push_back(check->explanation + "; torch " + environment.torch +
-                               " is built with CUDA " + cuda->version);
-    if (check->supported)
-      finding.evidence.push_back(
-          "another CUDA runtime may be the one loaded: `archfit check` lists every libcudart a "
-          "process could load");
-  } catch (const std::exception& error) {
-    finding.evidence.push_back("the driver version " + environment.driver_version +
-                               " could not be read: " + error.what());
+  const EnvironmentStack* torch = nullptr;
+  for (const auto& stack : environment.stacks) {
+    if (stack.anchor == "torch") torch = &stack;
   }
+  if (torch && !torch->cuda_version.empty() && !torch->cuda_min_driver.empty()) {
+    finding.verdict = "refutes";
+    finding.evidence.push_back("driver " + environment.driver_version + " runs CUDA " +
+                               torch->cuda_version + " builds (they need " +
+                               torch->cuda_min_driver + " or newer); torch " + environment.torch +
+                               " is built with CUDA " + torch->cuda_version);
+    finding.evidence.push_back(
+        "another CUDA runtime may be the one loaded: `archfit check` lists every libcudart a "
+        "process could load");
+    return;
+  }
+  const std::string cuda = torch_cuda(environment.torch);
+  finding.evidence.push_back(
+      "driver " + environment.driver_version +
+      (environment.torch.empty() ? "; the check saw no PyTorch to compare its CUDA with"
+       : cuda.empty()            ? "; torch " + environment.torch + " is not a CUDA build"
+                                 : "; torch " + environment.torch + " is built with CUDA " + cuda +
+                                       ", and the report does not say which driver that needs"));
 }
 
 void weigh_no_device(const Environment& environment, EnvironmentFinding& finding) {

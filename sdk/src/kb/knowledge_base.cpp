@@ -130,8 +130,8 @@ const TorchBuild* KnowledgeBase::torch_build(std::string_view version, std::stri
   }
   for (const auto& release : torch_releases_) {
     const bool matches = release.release == version ||
-                         std::find(release.versions.begin(), release.versions.end(), version) !=
-                             release.versions.end();
+                         std::any_of(release.versions.begin(), release.versions.end(),
+                                     [&](const TorchVersion& v) { return v.version == version; });
     if (!matches) continue;
     for (const auto& build : release.builds) {
       if (build.tag == tag) return &build;
@@ -152,45 +152,47 @@ std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability c
   return entry ? entry->min_driver : std::nullopt;
 }
 
-std::optional<TorchImage> KnowledgeBase::oldest_torch_for(ComputeCapability cc) const {
+std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc) const {
   // The rule table judges (DESIGN.md decision 3); torch's lists hold plain archs.
   auto plain = [](uint32_t sm) {
     return compat::Arch{ComputeCapability::from_sm(sm), binary::Variant::plain};
   };
+  std::vector<TorchImage> images;
   for (const auto& release : torch_releases_) {
-    for (const auto& build : release.builds) {
-      uint32_t sass = 0;
-      for (auto sm : build.sass) {
-        if (compat::sass_runs_on(plain(sm), cc)) sass = std::max(sass, sm);
+    for (const auto& version : release.versions) {
+      for (const auto& build : release.builds) {
+        uint32_t sass = 0;
+        for (auto sm : build.sass) {
+          if (compat::sass_runs_on(plain(sm), cc)) sass = std::max(sass, sm);
+        }
+        uint32_t ptx = 0;
+        for (auto sm : build.ptx) {
+          if (compat::ptx_jits_for(plain(sm), cc)) ptx = std::max(ptx, sm);
+        }
+        if (!sass && !ptx) continue;
+        TorchImage image;
+        image.version = &version;
+        image.release = &release;
+        image.build = &build;
+        image.tag = cuda_tag(build.tag);
+        image.via_ptx = sass == 0;
+        image.arch = sass ? sass : ptx;
+        const auto major = static_cast<uint32_t>(std::stoul(image.tag->cuda));
+        image.min_driver = *cuda_floor_for_major(major);  // the loader checked it exists
+        image.needed_driver = image.via_ptx ? image.tag->toolkit_driver : image.min_driver;
+        // A driver older than the first CUDA release that targets this device
+        // does not know the device at all, whatever the tag's floor says: an
+        // RTX 50 (sm_120, first in CUDA 12.8) needs 570, not cu128's floor 525.
+        if (const auto first = first_driver_for(cc);
+            first && image.needed_driver && *image.needed_driver < *first) {
+          image.needed_driver = first;
+        }
+        image.on_pypi = release.pypi_tag == build.tag;
+        images.push_back(image);
       }
-      uint32_t ptx = 0;
-      for (auto sm : build.ptx) {
-        if (compat::ptx_jits_for(plain(sm), cc)) ptx = std::max(ptx, sm);
-      }
-      if (!sass && !ptx) continue;
-      TorchImage image;
-      image.version = release.versions.front();
-      image.release = &release;
-      image.build = &build;
-      image.tag = cuda_tag(build.tag);
-      image.via_ptx = sass == 0;
-      image.arch = sass ? sass : ptx;
-      const auto major = static_cast<uint32_t>(std::stoul(image.tag->cuda));
-      image.min_driver = *cuda_floor_for_major(major);  // the loader checked it exists
-      image.needed_driver = image.via_ptx ? image.tag->toolkit_driver : image.min_driver;
-      // A driver older than the first CUDA release that targets this device
-      // does not know the device at all, whatever the tag's floor says: an
-      // RTX 50 (sm_120, first in CUDA 12.8) needs 570, not cu128's floor 525.
-      if (const auto first = first_driver_for(cc);
-          first && image.needed_driver && *image.needed_driver < *first) {
-        image.needed_driver = first;
-      }
-      image.pip_command =
-          "pip install torch==" + image.version + " --index-url " + image.tag->index_url;
-      return image;
     }
   }
-  return std::nullopt;
+  return images;
 }
 
 const Component* KnowledgeBase::component_for(std::string_view distribution) const {

@@ -11,25 +11,18 @@
 #include <vector>
 
 #include "kb_error.hpp"
+#include "packages.hpp"
+#include "provenance.hpp"
 #include "types.hpp"
 
 namespace archfit::kb {
 
-enum class Confidence { quoted, inferred };
-
-// Where an entry came from. Every entry names a source; an inferred one also
-// says what it was inferred from.
-struct Provenance {
-  std::string source;
-  Confidence confidence = Confidence::quoted;
-  std::string basis;  // only for inferred entries
-  std::string file;   // the YAML file and line the entry was read from
-  int line = 0;
-};
-
 struct GpuEntry {
   std::string name;  // "GeForce RTX 5090"
   ComputeCapability cc;
+  // "aarch64" for a GPU that only comes in such machines (Grace, DGX Spark,
+  // Jetson); "" when it comes in any, and the machine archfit runs on counts.
+  std::string machine;
   std::vector<std::string> aliases;
   std::string note;
   Provenance provenance;
@@ -82,10 +75,26 @@ struct TorchBuild {
   Provenance provenance;
 };
 
+// A package released in step with torch (torchvision, torchaudio).
+struct Companion {
+  std::string name;     // "torchvision"
+  std::string version;  // "0.23.0"
+  // Built per CUDA tag like torch ("0.23.0+cu128" on the tag's index); false
+  // for one build for every CUDA, installed from PyPI (torchaudio 2.11.1).
+  bool per_cuda = true;
+};
+
+struct TorchVersion {
+  std::string version;               // "2.7.1"
+  std::vector<Companion> companions;  // pinned to it
+};
+
 struct TorchRelease {
   std::string release;                // "2.7"
-  std::vector<std::string> versions;  // "2.7.0", "2.7.1": all built alike
+  std::vector<TorchVersion> versions;  // "2.7.0", "2.7.1": all built alike, oldest first
+  std::string pypi_tag;               // the build PyPI carries ("cu126"); "" when unknown
   std::vector<TorchBuild> builds;     // ordered by CUDA version
+  Provenance provenance;              // of `versions`' companions and `pypi_tag`
 };
 
 // A fix that applies to devices in [min_cc, max_cc]. Commands may hold
@@ -98,10 +107,20 @@ struct ComponentFix {
   Provenance provenance;
 };
 
+// One release of a component on PyPI: the torch it installs beside and the
+// images of its main library (as build systems name them: sm_90a, compute_80).
+struct ComponentRelease {
+  std::string version;              // "0.0.32.post2"
+  std::string torch;                // its requirement on torch, as written: "==2.8.0", ">=2.10"
+  std::vector<std::string> archs;   // "sm_75", "sm_90a", "compute_80"
+  Provenance provenance;
+};
+
 struct Component {
   std::string name;                        // "xformers"
   std::vector<std::string> distributions;  // pip distribution names
   std::vector<ComponentFix> fixes;
+  std::vector<ComponentRelease> releases;  // oldest first; empty when not listed
   std::string rebuild;  // a source build for any device, with {arch_list}
   // One copy of the library per CUDA release, of which a process loads the
   // one for torch's CUDA: "libbitsandbytes_cuda{cuda}" (cuda124 for 12.4).
@@ -144,7 +163,7 @@ struct ResolvedGpu {
 
 // A PyTorch wheel that has an image for a device.
 struct TorchImage {
-  std::string version;  // "2.7.0"
+  const TorchVersion* version = nullptr;  // "2.7.0"
   const TorchRelease* release = nullptr;
   const TorchBuild* build = nullptr;
   const CudaTag* tag = nullptr;
@@ -155,7 +174,7 @@ struct TorchImage {
   // tag's toolkit driver for PTX (which it must JIT), and never older than
   // the first driver that knew the device (first_driver_for); nullopt if unknown.
   std::optional<DriverVersion> needed_driver;
-  std::string pip_command;  // pip install torch==2.7.0 --index-url …/cu128
+  bool on_pypi = false;  // this version's PyPI wheel is this build
 };
 
 struct ComponentAdvice {
@@ -181,6 +200,8 @@ class KnowledgeBase {
   const std::vector<Component>& components() const { return components_; }
   // In errors.yaml's order, which is the order they are tried in.
   const std::vector<ErrorSignature>& error_signatures() const { return error_signatures_; }
+  // packages.yaml: stacks, supplier wheels, feature libraries (packages.hpp).
+  const Packages& packages() const { return packages_; }
 
   // A GPU name or alias (forgivingly: case, spaces, "NVIDIA"/"GeForce"; a
   // driver-reported name with a suffix such as "NVIDIA H100 80GB HBM3"
@@ -205,9 +226,10 @@ class KnowledgeBase {
   // `version` is "2.7.0", "2.7.0+cu128" (then `tag` may be empty) or a
   // release series "2.7"; nullptr when the knowledge base has no such build.
   const TorchBuild* torch_build(std::string_view version, std::string_view tag = {}) const;
-  // The oldest release and, within it, the oldest CUDA tag with a cubin for
-  // `cc` (same major, minor not above) or PTX at or below it.
-  std::optional<TorchImage> oldest_torch_for(ComputeCapability cc) const;
+  // Every torch version and CUDA tag with a cubin for `cc` (same major,
+  // minor not above) or PTX at or below it: oldest version first, and within
+  // a version by CUDA tag.
+  std::vector<TorchImage> torch_images_for(ComputeCapability cc) const;
   // gpus.yaml's `architectures` entry for exactly this capability; nullptr
   // when the knowledge base does not list it.
   const ArchitectureEntry* architecture(ComputeCapability cc) const;
@@ -237,10 +259,12 @@ class KnowledgeBase {
   std::vector<TorchRelease> torch_releases_;
   std::vector<Component> components_;
   std::vector<ErrorSignature> error_signatures_;
+  Packages packages_;
 };
 
 // Reads gpus.yaml (names and architectures), ptx_isa.yaml and torch.yaml
-// (and components.yaml when present) from `dir` and checks every entry. Throws KbFormatError naming
+// (and components.yaml, errors.yaml and packages.yaml when present) from
+// `dir` and checks every entry. Throws KbFormatError naming
 // the file, line and field of the first problem, KbError for a missing file.
 KnowledgeBase load_knowledge_base(const std::filesystem::path& dir);
 

@@ -1,8 +1,6 @@
 // Reads the YAML files of a knowledge base into KnowledgeBase and checks
 // every entry; the first problem is thrown as a KbFormatError that names the
-// file, line and field. yaml-cpp stays inside this file.
-#include <yaml-cpp/yaml.h>
-
+// file, line and field (yaml_file.hpp).
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -11,228 +9,14 @@
 
 #include "gpu_names.hpp"
 #include "knowledge_base.hpp"
+#include "yaml_file.hpp"
+#include "compat/arch.hpp"
+#include "compat/compat_error.hpp"
 
 namespace archfit::kb {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string indexed(const std::string& path, size_t index) {
-  return path + "[" + std::to_string(index) + "]";
-}
-
-// One YAML file, with helpers that read typed fields and fail with the
-// file, line and field of whatever is wrong.
-class YamlFile {
- public:
-  YamlFile(fs::path path, std::string_view kind) : path_(std::move(path)) {
-    try {
-      root_ = YAML::LoadFile(path_.string());
-    } catch (const YAML::BadFile&) {
-      throw KbError(path_.string() + ": cannot read the file");
-    } catch (const YAML::ParserException& e) {
-      throw KbFormatError(path_.string(), e.mark.line + 1, e.mark.column + 1, "",
-                          "YAML syntax: " + e.msg);
-    }
-    const std::string expected = "archfit.kb." + std::string(kind) + "/1";
-    if (!root_.IsMap())
-      fail(root_, "", "expected a mapping that starts with `schema: " + expected + "`");
-    const auto schema = string(root_, "schema", "");
-    if (schema != expected) {
-      fail(root_["schema"], "schema", "expected \"" + expected + "\", got \"" + schema + "\"");
-    }
-  }
-
-  const YAML::Node& root() const { return root_; }
-  std::string name() const { return path_.filename().string(); }
-
-  [[noreturn]] void fail(const YAML::Node& at, const std::string& field,
-                         const std::string& problem) const {
-    int line = 0;
-    int column = 0;
-    if (at.IsDefined()) {
-      const auto mark = at.Mark();
-      if (mark.line >= 0) {
-        line = mark.line + 1;
-        column = mark.column + 1;
-      }
-    }
-    throw KbFormatError(path_.string(), line, column, field, problem);
-  }
-
-  static std::string join(const std::string& path, const char* key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
-  // The value under `key`, or an undefined node when it is absent or null.
-  static YAML::Node child(const YAML::Node& map, const char* key) {
-    YAML::Node value = map[key];
-    if (!value.IsDefined() || value.IsNull()) return YAML::Node(YAML::NodeType::Undefined);
-    return value;
-  }
-
-  YAML::Node required(const YAML::Node& map, const char* key, const std::string& path) const {
-    auto value = child(map, key);
-    if (!value.IsDefined()) fail(map, join(path, key), "missing (required)");
-    return value;
-  }
-
-  void expect_map(const YAML::Node& node, const std::string& path) const {
-    if (!node.IsMap()) fail(node, path, "expected a mapping (key: value entries)");
-  }
-
-  std::string scalar(const YAML::Node& node, const std::string& field) const {
-    if (!node.IsScalar()) fail(node, field, "expected a string, got " + describe(node));
-    std::string text = node.Scalar();
-    const auto first = text.find_first_not_of(" \t");
-    const auto last = text.find_last_not_of(" \t");
-    text = first == std::string::npos ? "" : text.substr(first, last - first + 1);
-    if (text.empty()) fail(node, field, "must not be empty");
-    return text;
-  }
-
-  std::string string(const YAML::Node& map, const char* key, const std::string& path) const {
-    return scalar(required(map, key, path), join(path, key));
-  }
-
-  std::string optional_string(const YAML::Node& map, const char* key,
-                              const std::string& path) const {
-    const auto value = child(map, key);
-    return value.IsDefined() ? scalar(value, join(path, key)) : std::string();
-  }
-
-  // A list under `key`; empty when absent unless required.
-  YAML::Node list(const YAML::Node& map, const char* key, const std::string& path,
-                  bool is_required) const {
-    auto value = is_required ? required(map, key, path) : child(map, key);
-    if (value.IsDefined() && !value.IsSequence()) {
-      fail(value, join(path, key), "expected a list, got " + describe(value));
-    }
-    return value;
-  }
-
-  std::vector<std::string> string_list(const YAML::Node& map, const char* key,
-                                       const std::string& path, bool is_required) const {
-    std::vector<std::string> values;
-    const auto items = list(map, key, path, is_required);
-    if (!items.IsDefined()) return values;
-    for (size_t i = 0; i < items.size(); ++i) {
-      values.push_back(scalar(items[i], indexed(join(path, key), i)));
-    }
-    if (is_required && values.empty()) fail(items, join(path, key), "must not be empty");
-    return values;
-  }
-
-  ComputeCapability cc(const YAML::Node& node, const std::string& field) const {
-    const auto text = scalar(node, field);
-    // Strict here: the file says "12.0", the user may say "sm_120".
-    const auto value = parse_compute_capability(text);
-    if (!value || text.find('.') == std::string::npos) {
-      fail(node, field, "expected a compute capability like \"12.0\", got \"" + text + "\"");
-    }
-    return *value;
-  }
-
-  DriverVersion driver(const YAML::Node& node, const std::string& field) const {
-    const auto text = scalar(node, field);
-    const auto value = parse_driver_version(text);
-    if (!value)
-      fail(node, field, "expected a driver version like \"570.86.16\", got \"" + text + "\"");
-    return *value;
-  }
-
-  std::optional<DriverVersion> optional_driver(const YAML::Node& map, const char* key,
-                                               const std::string& path) const {
-    const auto value = child(map, key);
-    if (!value.IsDefined()) return std::nullopt;
-    return driver(value, join(path, key));
-  }
-
-  // A CUDA release under `key`: "12.8".
-  std::string cuda_release(const YAML::Node& map, const char* key, const std::string& path) const {
-    const auto node = required(map, key, path);
-    auto text = scalar(node, join(path, key));
-    if (!two_part_version(text)) {
-      fail(node, join(path, key), "expected a CUDA release like \"12.8\", got \"" + text + "\"");
-    }
-    return text;
-  }
-
-  uint32_t number(const YAML::Node& node, const std::string& field, size_t max_digits) const {
-    const auto text = scalar(node, field);
-    const auto value = small_number(text, max_digits);
-    if (!value) fail(node, field, "expected a whole number, got \"" + text + "\"");
-    return *value;
-  }
-
-  // SM numbers as get_arch_list() has them without the prefix: 75, 120.
-  std::vector<uint32_t> sm_list(const YAML::Node& map, const char* key, const std::string& path,
-                                bool is_required) const {
-    std::vector<uint32_t> values;
-    const auto items = list(map, key, path, is_required);
-    if (!items.IsDefined()) return values;
-    for (size_t i = 0; i < items.size(); ++i) {
-      const auto field = indexed(join(path, key), i);
-      const auto text = scalar(items[i], field);
-      const auto value = small_number(text, 3);
-      if (!value || *value < 10) {
-        fail(items[i], field, "expected an SM number like 120 (for sm_120), got \"" + text + "\"");
-      }
-      if (std::find(values.begin(), values.end(), *value) != values.end()) {
-        fail(items[i], field, "duplicate: " + text + " is already listed");
-      }
-      values.push_back(*value);
-    }
-    std::sort(values.begin(), values.end());
-    return values;
-  }
-
-  Provenance provenance(const YAML::Node& entry, const std::string& path) const {
-    Provenance p;
-    // One source, or a list of them when an entry combines facts from several.
-    const auto source = required(entry, "source", path);
-    if (source.IsSequence()) {
-      for (const auto& part : string_list(entry, "source", path, true))
-        p.source += (p.source.empty() ? "" : "; ") + part;
-    } else {
-      p.source = scalar(source, join(path, "source"));
-    }
-    const auto confidence = optional_string(entry, "confidence", path);
-    if (confidence == "inferred") {
-      p.confidence = Confidence::inferred;
-    } else if (!confidence.empty() && confidence != "quoted") {
-      fail(entry["confidence"], join(path, "confidence"),
-           "expected \"quoted\" or \"inferred\", got \"" + confidence + "\"");
-    }
-    p.basis = optional_string(entry, "basis", path);
-    if (p.confidence == Confidence::inferred && p.basis.empty()) {
-      fail(entry, join(path, "basis"),
-           "missing: an inferred entry must say what it was inferred from");
-    }
-    p.file = name();
-    p.line = entry.Mark().line + 1;
-    return p;
-  }
-
- private:
-  static std::string describe(const YAML::Node& node) {
-    switch (node.Type()) {
-      case YAML::NodeType::Map:
-        return "a mapping";
-      case YAML::NodeType::Sequence:
-        return "a list";
-      case YAML::NodeType::Scalar:
-        return "\"" + node.Scalar() + "\"";
-      case YAML::NodeType::Null:
-        return "nothing";
-      default:
-        return "no value";
-    }
-  }
-
-  fs::path path_;
-  YAML::Node root_;
-};
 
 }  // namespace
 
@@ -249,6 +33,7 @@ class Loader {
     load_gpus();
     if (fs::exists(kb_.dir_ / "components.yaml")) load_components();
     if (fs::exists(kb_.dir_ / "errors.yaml")) load_errors();
+    if (fs::exists(kb_.dir_ / "packages.yaml")) load_packages();
     return std::move(kb_);
   }
 
@@ -264,6 +49,11 @@ class Loader {
       gpu.name = file.string(entry, "name", path);
       gpu.cc = file.cc(file.required(entry, "cc", path), path + ".cc");
       gpu.aliases = file.string_list(entry, "aliases", path, false);
+      gpu.machine = file.optional_string(entry, "machine", path);
+      if (!gpu.machine.empty() && gpu.machine != "aarch64" && gpu.machine != "x86_64") {
+        file.fail(entry["machine"], path + ".machine",
+                  "expected \"aarch64\" or \"x86_64\", got \"" + gpu.machine + "\"");
+      }
       gpu.note = file.optional_string(entry, "note", path);
       gpu.provenance = file.provenance(entry, path);
       kb_.gpus_.push_back(std::move(gpu));
@@ -495,14 +285,7 @@ class Loader {
       if (!series)
         file.fail(release_node, path + ".release",
                   "expected a release series like \"2.7\", got \"" + release.release + "\"");
-      release.versions = file.string_list(entry, "versions", path, true);
-      const auto versions = YamlFile::child(entry, "versions");
-      for (size_t v = 0; v < release.versions.size(); ++v) {
-        if (!release.versions[v].starts_with(release.release + ".")) {
-          file.fail(versions[v], indexed(path + ".versions", v),
-                    "\"" + release.versions[v] + "\" is not a " + release.release + ".x version");
-        }
-      }
+      read_torch_versions(file, entry, path, release);
       const auto builds = file.list(entry, "builds", path, true);
       for (size_t b = 0; b < builds.size(); ++b) {
         const YAML::Node build_node = builds[b];
@@ -533,6 +316,7 @@ class Loader {
         return two_part_version(kb_.cuda_tag(a.tag)->cuda) <
                two_part_version(kb_.cuda_tag(b.tag)->cuda);
       });
+      read_pypi_tag(file, entry, path, release);
       if (sorted.contains(*series)) {
         file.fail(release_node, path + ".release",
                   "duplicate: release " + release.release + " is listed twice");
@@ -540,6 +324,62 @@ class Loader {
       sorted.emplace(*series, std::move(release));
     }
     for (auto& [series, release] : sorted) kb_.torch_releases_.push_back(std::move(release));
+  }
+
+  // A release's `versions`: "2.8.0", or {version: "2.8.0", torchvision:
+  // "0.23.0", torchaudio: "2.8.0" | {version: "2.11.1", per_cuda: false}}.
+  void read_torch_versions(const YamlFile& file, const YAML::Node& entry, const std::string& path,
+                           TorchRelease& release) const {
+    const auto versions = file.list(entry, "versions", path, true);
+    if (versions.size() == 0) file.fail(versions, path + ".versions", "must not be empty");
+    for (size_t v = 0; v < versions.size(); ++v) {
+      const auto where = indexed(path + ".versions", v);
+      TorchVersion version;
+      if (versions[v].IsMap()) {
+        version.version = file.string(versions[v], "version", where);
+        for (const char* companion : {"torchvision", "torchaudio"}) {
+          const auto pin = YamlFile::child(versions[v], companion);
+          if (!pin.IsDefined()) continue;
+          const auto pin_path = where + "." + companion;
+          Companion c;
+          c.name = companion;
+          if (pin.IsMap()) {
+            c.version = file.string(pin, "version", pin_path);
+            const auto per_cuda = file.optional_string(pin, "per_cuda", pin_path);
+            if (!per_cuda.empty() && per_cuda != "true" && per_cuda != "false")
+              file.fail(pin["per_cuda"], pin_path + ".per_cuda", "expected true or false");
+            c.per_cuda = per_cuda != "false";
+          } else {
+            c.version = file.scalar(pin, pin_path);
+          }
+          version.companions.push_back(std::move(c));
+        }
+      } else {
+        version.version = file.scalar(versions[v], where);
+      }
+      if (!version.version.starts_with(release.release + ".")) {
+        file.fail(versions[v], where,
+                  "\"" + version.version + "\" is not a " + release.release + ".x version");
+      }
+      release.versions.push_back(std::move(version));
+    }
+  }
+
+  // A release's optional `pypi: {tag, source}`: the build PyPI carries, one
+  // of the release's own builds.
+  void read_pypi_tag(const YamlFile& file, const YAML::Node& entry, const std::string& path,
+                     TorchRelease& release) const {
+    const auto pypi = YamlFile::child(entry, "pypi");
+    if (!pypi.IsDefined()) return;
+    file.expect_map(pypi, path + ".pypi");
+    release.pypi_tag = file.string(pypi, "tag", path + ".pypi");
+    const bool built = std::any_of(release.builds.begin(), release.builds.end(),
+                                   [&](const TorchBuild& b) { return b.tag == release.pypi_tag; });
+    if (!built) {
+      file.fail(pypi["tag"], path + ".pypi.tag",
+                "\"" + release.pypi_tag + "\" is not one of this release's builds");
+    }
+    release.provenance = file.provenance(pypi, path + ".pypi");
   }
 
   void load_components() {
@@ -591,10 +431,47 @@ class Loader {
         fix.provenance = file.provenance(fix_node, fix_path);
         component.fixes.push_back(std::move(fix));
       }
+      read_component_releases(file, entry, path, component);
       if (component.fixes.empty() && component.rebuild.empty()) {
         file.fail(entry, path + ".fixes", "a component needs fixes or a rebuild command");
       }
       kb_.components_.push_back(std::move(component));
+    }
+  }
+
+  // A component's optional `releases`: {version, torch, archs, source}.
+  void read_component_releases(const YamlFile& file, const YAML::Node& entry,
+                               const std::string& path, Component& component) const {
+    const auto releases = file.list(entry, "releases", path, false);
+    for (size_t r = 0; releases.IsDefined() && r < releases.size(); ++r) {
+      const auto where = indexed(path + ".releases", r);
+      file.expect_map(releases[r], where);
+      ComponentRelease release;
+      release.version = file.string(releases[r], "version", where);
+      release.torch = file.string(releases[r], "torch", where);
+      if (!release.torch.starts_with("==") && !release.torch.starts_with(">=")) {
+        file.fail(releases[r]["torch"], where + ".torch",
+                  "expected \"==X.Y.Z\" or \">=X.Y\", got \"" + release.torch + "\"");
+      }
+      release.archs = file.string_list(releases[r], "archs", where, true);
+      const auto archs = YamlFile::child(releases[r], "archs");
+      for (size_t a = 0; a < release.archs.size(); ++a) {
+        const auto& arch = release.archs[a];
+        bool valid = arch.starts_with("sm_") || arch.starts_with("compute_");
+        if (valid) {
+          try {
+            compat::parse_arch(arch);
+          } catch (const compat::CompatError&) {
+            valid = false;
+          }
+        }
+        if (!valid) {
+          file.fail(archs[a], indexed(where + ".archs", a),
+                    "expected an arch like sm_90a or compute_80, got \"" + arch + "\"");
+        }
+      }
+      release.provenance = file.provenance(releases[r], where);
+      component.releases.push_back(std::move(release));
     }
   }
 
@@ -655,6 +532,80 @@ class Loader {
       }
       signature.provenance = file.provenance(entry, path);
       kb_.error_signatures_.push_back(std::move(signature));
+    }
+  }
+
+  void load_packages() {
+    YamlFile file(kb_.dir_ / "packages.yaml", "packages");
+    Packages& packages = kb_.packages_;
+    const auto& root = file.root();
+    const auto suppliers = file.list(root, "suppliers", "", false);
+    for (size_t i = 0; suppliers.IsDefined() && i < suppliers.size(); ++i) {
+      const auto path = indexed("suppliers", i);
+      file.expect_map(suppliers[i], path);
+      SupplierRule rule;
+      rule.distributions = file.string_list(suppliers[i], "distributions", path, true);
+      const auto binary_only = file.optional_string(suppliers[i], "binary_only", path);
+      if (!binary_only.empty() && binary_only != "true" && binary_only != "false")
+        file.fail(suppliers[i]["binary_only"], path + ".binary_only", "expected true or false");
+      rule.binary_only = binary_only == "true";
+      rule.provenance = file.provenance(suppliers[i], path);
+      packages.suppliers.push_back(std::move(rule));
+    }
+    const auto stacks = file.list(root, "stacks", "", false);
+    std::set<std::string> stacked;
+    for (size_t i = 0; stacks.IsDefined() && i < stacks.size(); ++i) {
+      const auto path = indexed("stacks", i);
+      file.expect_map(stacks[i], path);
+      StackRule stack;
+      stack.name = file.string(stacks[i], "name", path);
+      stack.anchor = file.string(stacks[i], "anchor", path);
+      stack.members = file.string_list(stacks[i], "members", path, false);
+      std::vector<std::string> names = stack.members;
+      names.push_back(stack.anchor);
+      for (const auto& name : names) {
+        const bool normalized = std::all_of(name.begin(), name.end(), [](char c) {
+          return std::islower(static_cast<unsigned char>(c)) ||
+                 std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+        });
+        if (!normalized) {
+          file.fail(stacks[i], path,
+                    "\"" + name + "\" is not written as pip compares names (lower case, '-')");
+        }
+        if (!stacked.insert(name).second)
+          file.fail(stacks[i], path, "\"" + name + "\" belongs to another stack already");
+      }
+      stack.provenance = file.provenance(stacks[i], path);
+      packages.stacks.push_back(std::move(stack));
+    }
+    const auto features = file.list(root, "features", "", false);
+    for (size_t i = 0; features.IsDefined() && i < features.size(); ++i) {
+      const auto path = indexed("features", i);
+      file.expect_map(features[i], path);
+      FeatureLibrary feature;
+      feature.library = file.string(features[i], "library", path);
+      feature.feature = file.string(features[i], "feature", path);
+      feature.provenance = file.provenance(features[i], path);
+      packages.features.push_back(std::move(feature));
+    }
+    const auto opens = file.list(root, "opens", "", false);
+    for (size_t i = 0; opens.IsDefined() && i < opens.size(); ++i) {
+      const auto path = indexed("opens", i);
+      file.expect_map(opens[i], path);
+      OpensRule rule;
+      rule.library = file.string(opens[i], "library", path);
+      rule.opens = file.string_list(opens[i], "opens", path, true);
+      rule.provenance = file.provenance(opens[i], path);
+      packages.opens.push_back(std::move(rule));
+    }
+    const auto binary_only = file.list(root, "binary_only", "", false);
+    for (size_t i = 0; binary_only.IsDefined() && i < binary_only.size(); ++i) {
+      const auto path = indexed("binary_only", i);
+      file.expect_map(binary_only[i], path);
+      BinaryOnlyRule rule;
+      rule.distributions = file.string_list(binary_only[i], "distributions", path, true);
+      rule.provenance = file.provenance(binary_only[i], path);
+      packages.binary_only.push_back(std::move(rule));
     }
   }
 

@@ -83,9 +83,12 @@ def test_the_import_is_fast_never_imports_torch_and_logs_the_block(comfyui, tmp_
     assert not flag.exists(), "the pack imported torch"
     block = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit] ")]
     assert any("GPU GeForce RTX 5090 (sm_120, simulated)" in line for line in block), block
-    assert any(line.startswith("[archfit] torch 2.5.1+cu124: will FAIL (no-image)")
+    # The core's one line, then its first fix and command.
+    assert any(line.startswith("[archfit] fails: PyTorch 2.5.1+cu124 has no image for "
+                               "GeForce RTX 5090 (sm_120); run: pip install torch==2.15.0")
                for line in block), block
-    assert any("first fix: torch: Install torch 2.7.0+cu128" in line for line in block), block
+    assert any(line.startswith("[archfit] fix: Install torch 2.15.0+cu132") for line in block), block
+    assert "[archfit]   pip install torch==2.15.0" in block, block
 
 
 def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyui, demo_site):
@@ -97,7 +100,7 @@ def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyu
     text, fits, passthrough = out["result"]
     assert fits is False
     assert passthrough == "latent"
-    assert "torch 2.5.1+cu124" in text
+    assert "PyTorch 2.5.1+cu124" in text
     assert out["ui"]["text"] == [text]
     assert out["ui"]["archfit_report"][0]["verdict"] == "fails"
     json.dumps(out["ui"])  # the ui dict goes to the browser as JSON
@@ -105,7 +108,9 @@ def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyu
     blocked = run(stop_on_failure=True, passthrough="latent")
     assert all(isinstance(value, ExecutionBlocker) for value in blocked["result"])
     message = blocked["result"][0].message
-    assert "torch" in message and "Install torch 2.7.0+cu128" in message, message
+    assert message.startswith("archfit: fails: PyTorch 2.5.1+cu124 has no image for "
+                              "GeForce RTX 5090 (sm_120); run: pip install torch==2.15.0"), message
+    assert "Fix: Install torch 2.15.0+cu132" in message, message
 
 
 def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, demo_site,
@@ -124,13 +129,14 @@ def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, 
     wait_for_startup_check(pack)
     block = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit] ")]
     assert "[archfit] GPU none found; driver not found" in block, block
-    assert any("no GPU to judge against: set ARCHFIT_GPU" in line for line in block), block
+    assert "[archfit] unknown: no GPU to judge against; name one to ask about it" in block, block
+    assert any('set ARCHFIT_GPU (e.g. "RTX 5090")' in line for line in block), block
     node = pack.NODE_CLASS_MAPPINGS["ArchfitPreflight"]()
     text, fits, passthrough = node.run(stop_on_failure=True, passthrough=1)["result"]
     # Nothing is known to fail, so nothing is blocked; but it does not "fit" either.
     assert (fits, passthrough) == (False, 1)
     assert "unknown: no GPU to judge against" in text and "ARCHFIT_GPU" in text, text
-    assert "· torch 2.5.1+cu124: not judged" in text, text
+    assert "· PyTorch 2.5.1+cu124: not judged" in text, text
     assert "✓" not in text, text
 
 
@@ -315,4 +321,4 @@ def test_archfit_install_comfyui_gives_a_pack_that_works_with_nothing_installed(
     assert "BINDING: " + vendor in output, output
     assert "LIBRARY: " + vendor in output, output
     demo = output[output.index("DEMO:"):]
-    assert "torch 2.5.1+cu124" in demo and "no-image" in demo, output
+    assert "PyTorch 2.5.1+cu124" in demo and "no-image" in demo, output

@@ -276,7 +276,7 @@ def test_pushed_diagnosis_shows_toast_and_dialog_once(page, diagnosis_payload, s
     assert dialog.is_visible()
     text = dialog.inner_text()
     # The whole fix: what to install and the exact command.
-    assert "pip install torch==2.7.0 --index-url https://download.pytorch.org/whl/cu128" in text
+    assert "pip install torch==2.15.0" in text
     assert diagnosis["fix"][-1] in text
     assert "no-kernel-image" in text and "torch 2.5.1+cu124" in text
     path = screenshot_dir / "comfyui-toast.png"
@@ -438,17 +438,21 @@ def test_preflight_node_draws_the_checklist(page, check_report, screenshot_dir):
     result = page.evaluate(DRAW_NODE, check_report)
     drawn = {d["text"]: d for d in result["drawn"]}
 
-    # Both components of the real report with their marks, in red and green.
-    failing = drawn.get("✗ torch 2.5.1+cu124 — no-image")
+    # Both stacks of the real report with their marks, in red and green, as
+    # the core's "blocks" says; the failing one's command under it.
+    failing = drawn.get("✗ PyTorch 2.5.1+cu124 — no-image")
     assert failing is not None, list(drawn)
     assert _is_red(failing["fillStyle"]), failing
+    assert "    pip install torch==2.15.0" in drawn, list(drawn)
     passing = drawn.get("✓ fastops 1.0 — ptx-jit")
     assert passing is not None, list(drawn)
     assert _is_green(passing["fillStyle"]), passing
     # ... and the device they were judged against.
     assert "GPU GeForce RTX 5090 (sm_120)" in drawn, list(drawn)
-    # One line per device and component, nothing else.
-    assert len(result["drawn"]) == len(check_report["devices"]) + len(check_report["components"])
+    # One line per device and stack, and the failing stack's command.
+    failing_stacks = sum(1 for s in check_report["stacks"] if s["blocks"])
+    assert len(result["drawn"]) == (len(check_report["devices"]) + len(check_report["stacks"]) +
+                                    failing_stacks)
 
     # The node grew to hold the list, and every line is inside it.
     width, height = result["size"]

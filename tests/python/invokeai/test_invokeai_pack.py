@@ -45,7 +45,7 @@ def test_the_invocation_reports_what_fails_on_a_named_gpu(pack, demo_site, monke
     invocation = invokeai_standin.INVOCATIONS["archfit_preflight"]["cls"](gpu="RTX 5090")
     output = invocation.invoke(invokeai_standin.InvocationContext())
     assert output.fits is False
-    assert "torch 2.5.1+cu124" in output.report and "no-image" in output.report
+    assert "PyTorch 2.5.1+cu124" in output.report and "no-image" in output.report
     on_h100 = invokeai_standin.INVOCATIONS["archfit_preflight"]["cls"](gpu="H100")
     assert on_h100.invoke(invokeai_standin.InvocationContext()).fits is True
 
@@ -63,7 +63,8 @@ def test_the_startup_block_is_logged(pack, demo_site, monkeypatch, caplog):
     thread.join(timeout=30)
     lines = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit]")]
     assert any("GeForce RTX 5090 (sm_120, simulated)" in line for line in lines), lines
-    assert any("torch 2.5.1+cu124: will FAIL (no-image)" in line for line in lines), lines
+    assert any("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090 (sm_120)" in line
+               for line in lines), lines
 
 
 def test_a_missing_library_leaves_invokeai_running_and_the_node_says_why(tmp_path):

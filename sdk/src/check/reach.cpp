@@ -1,0 +1,167 @@
+#include "reach.hpp"
+
+#include <deque>
+#include <system_error>
+
+#include "binary/archive_scan.hpp"
+
+namespace archfit::check {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// A wheel's member ("x.whl!/pkg/lib.so") is no file on disk: its folder is
+// the member's folder inside the wheel, and only names match it.
+bool is_member(const std::string& path) {
+  return path.find(binary::kMemberSeparator) != std::string::npos;
+}
+
+fs::path real_path(const std::string& path) {
+  std::error_code error;
+  fs::path real = fs::weakly_canonical(path, error);
+  return error ? fs::path(path).lexically_normal() : real;
+}
+
+}  // namespace
+
+fs::path expand_origin(const std::string& entry, const fs::path& origin) {
+  std::string expanded = entry;
+  for (const std::string token : {"${ORIGIN}", "$ORIGIN"}) {
+    for (auto at = expanded.find(token); at != std::string::npos; at = expanded.find(token, at))
+      expanded.replace(at, token.size(), origin.string());
+  }
+  return fs::path(expanded).lexically_normal();
+}
+
+LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages)
+    : files_(files),
+      real_paths_(files.size()),
+      edges_(files.size()),
+      unresolved_(files.size()) {
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& file = files[i];
+    if (!file.linkage) continue;
+    fs::path folder;
+    if (is_member(file.path)) {
+      folder = fs::path(file.path).parent_path();
+    } else {
+      real_paths_[i] = real_path(file.path);
+      by_real_path_.emplace(real_paths_[i].string(), i);
+      folder = real_paths_[i].parent_path();
+    }
+    by_folder_[folder.string()].push_back(i);
+    by_name_[fs::path(file.path).filename().string()].push_back(i);
+    if (!file.linkage->soname.empty() &&
+        file.linkage->soname != fs::path(file.path).filename().string())
+      by_name_[file.linkage->soname].push_back(i);
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    const auto& file = files[i];
+    if (!file.linkage) continue;
+    for (const auto& needed : file.linkage->needed) {
+      if (const auto target = resolve(i, needed)) {
+        edges_[i].push_back({*target, false});
+      } else {
+        unresolved_[i].push_back(needed);
+      }
+    }
+    const std::string name = fs::path(file.path).filename().string();
+    const auto opened = packages.opened_by(name);
+    if (opened.empty()) continue;
+    const fs::path folder =
+        is_member(file.path) ? fs::path(file.path).parent_path() : real_paths_[i].parent_path();
+    const auto neighbours = by_folder_.find(folder.string());
+    if (neighbours == by_folder_.end()) continue;
+    for (const size_t other : neighbours->second) {
+      const std::string other_name = fs::path(files[other].path).filename().string();
+      for (const auto& pattern : opened) {
+        if (other != i && kb::glob_matches(pattern, other_name)) {
+          edges_[i].push_back({other, true});
+          break;
+        }
+      }
+    }
+  }
+}
+
+std::optional<size_t> LinkGraph::find_in(const fs::path& folder, const std::string& name) const {
+  // Folders come from a real $ORIGIN, so the plain path names a scanned file
+  // as the walk named it unless a symlink sits in between: only then is the
+  // (costlier) real path worth asking for.
+  const fs::path candidate = (folder / name).lexically_normal();
+  if (const auto found = by_real_path_.find(candidate.string()); found != by_real_path_.end())
+    return found->second;
+  std::error_code error;
+  if (!fs::exists(candidate, error)) return std::nullopt;
+  const auto found = by_real_path_.find(real_path(candidate.string()).string());
+  if (found != by_real_path_.end()) return found->second;
+  return std::nullopt;
+}
+
+std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed) const {
+  const auto& file = files_[from];
+  const auto& linkage = *file.linkage;
+  // A name with a slash is a path, used as it is (relative to the working
+  // directory, which archfit cannot know): only an absolute one is looked up.
+  if (needed.find('/') != std::string::npos) {
+    if (fs::path(needed).is_absolute()) return find_in(fs::path(needed).parent_path(),
+                                                        fs::path(needed).filename().string());
+    return std::nullopt;
+  }
+  if (!is_member(file.path)) {
+    const fs::path origin = real_paths_[from].parent_path();
+    // DT_RPATH counts only when there is no DT_RUNPATH (ld.so(8)).
+    const auto& folders = linkage.runpath.empty() ? linkage.rpath : linkage.runpath;
+    for (const auto& entry : folders) {
+      if (const auto found = find_in(expand_origin(entry, origin), needed)) return found;
+    }
+  }
+  // A library of that name already in the environment: what a process that
+  // imported its owner first has loaded (torch preloads its CUDA wheels),
+  // and the only way a wheel's members find one another. The one nearest
+  // the requester wins: same folder, then the longest shared path.
+  const auto named = by_name_.find(needed);
+  if (named == by_name_.end()) return std::nullopt;
+  const std::string here = fs::path(file.path).parent_path().string();
+  std::optional<size_t> best;
+  size_t best_shared = 0;
+  for (const size_t candidate : named->second) {
+    if (candidate == from) continue;
+    const std::string there = fs::path(files_[candidate].path).parent_path().string();
+    size_t shared = 0;
+    while (shared < here.size() && shared < there.size() && here[shared] == there[shared])
+      ++shared;
+    if (!best || shared > best_shared) {
+      best = candidate;
+      best_shared = shared;
+    }
+  }
+  return best;
+}
+
+std::vector<ReachStep> LinkGraph::reach_from(const std::vector<size_t>& roots,
+                                             const std::vector<bool>* stop) const {
+  std::vector<ReachStep> reached;
+  std::vector<bool> seen(files_.size(), false);
+  std::deque<size_t> queue;
+  for (const size_t root : roots) {
+    if (root >= files_.size() || seen[root]) continue;
+    seen[root] = true;
+    reached.push_back({root, std::nullopt, false});
+    queue.push_back(root);
+  }
+  while (!queue.empty()) {
+    const size_t at = queue.front();
+    queue.pop_front();
+    for (const auto& edge : edges_[at]) {
+      if (seen[edge.to]) continue;
+      seen[edge.to] = true;
+      reached.push_back({edge.to, at, edge.opened});
+      if (!stop || edge.to >= stop->size() || !(*stop)[edge.to]) queue.push_back(edge.to);
+    }
+  }
+  return reached;
+}
+
+}  // namespace archfit::check

@@ -1,0 +1,66 @@
+#pragma once
+// Which libraries a process really loads when it uses a package: the
+// package's own binaries, the libraries they name in DT_NEEDED — found where
+// the dynamic loader finds them (DT_RPATH, DT_RUNPATH with $ORIGIN, then a
+// library of that SONAME already in the environment, as torch's preloading
+// leaves them) — and the libraries those open themselves (packages.yaml
+// `opens`), transitively. A library nothing reaches is never loaded, whatever
+// images it holds: nvidia-cufft's libcufftw.so, which no torch library links.
+#include <cstddef>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "binary/image.hpp"
+#include "kb/packages.hpp"
+
+namespace archfit::check {
+
+// How one scanned file came to be loaded.
+struct ReachStep {
+  size_t file = 0;                // the file reached
+  std::optional<size_t> from;     // the file that linked or opened it; nullopt for a root
+  bool opened = false;            // opened at run time (packages.yaml) rather than linked
+};
+
+// The DT_NEEDED and `opens` edges between the scanned host libraries.
+class LinkGraph {
+ public:
+  // `files` must outlive the graph.
+  LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages);
+
+  // Every file reachable from `roots` (indices into `files`), roots first,
+  // each once, with how it was first reached. A file marked in `stop` (when
+  // given) is reached but not followed: another stack's own library, whose
+  // dependencies are that stack's to judge.
+  std::vector<ReachStep> reach_from(const std::vector<size_t>& roots,
+                                    const std::vector<bool>* stop = nullptr) const;
+
+  // The DT_NEEDED names of file `index` that no scanned file answers: loaded
+  // from the system, if it has them.
+  const std::vector<std::string>& unresolved(size_t index) const { return unresolved_[index]; }
+
+ private:
+  struct Edge {
+    size_t to;
+    bool opened;
+  };
+  std::optional<size_t> find_in(const std::filesystem::path& folder,
+                                const std::string& name) const;
+  std::optional<size_t> resolve(size_t from, const std::string& needed) const;
+
+  const std::vector<binary::FileScan>& files_;
+  std::vector<std::filesystem::path> real_paths_;               // "" for a wheel member
+  std::unordered_map<std::string, size_t> by_real_path_;        // ELF host files only
+  std::unordered_map<std::string, std::vector<size_t>> by_name_;  // SONAME and file name
+  std::unordered_map<std::string, std::vector<size_t>> by_folder_;
+  std::vector<std::vector<Edge>> edges_;
+  std::vector<std::vector<std::string>> unresolved_;
+};
+
+// "$ORIGIN/../lib" with $ORIGIN (or ${ORIGIN}) replaced by `origin`.
+std::filesystem::path expand_origin(const std::string& entry, const std::filesystem::path& origin);
+
+}  // namespace archfit::check

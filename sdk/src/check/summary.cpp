@@ -1,0 +1,104 @@
+#include "summary.hpp"
+
+#include <algorithm>
+
+namespace archfit::check {
+
+namespace {
+
+const DeviceInfo* device_named(const CheckReport& report, const std::string& name) {
+  for (const auto& device : report.devices) {
+    if (device.name == name) return &device;
+  }
+  return nullptr;
+}
+
+std::string device_label(const DeviceInfo& device) {
+  return device.name + " (" + device.cc.sm_name() + ")";
+}
+
+std::string stack_title(const StackResult& stack) {
+  return stack.version.empty() ? stack.name : stack.name + " " + stack.version;
+}
+
+std::string devices_label(const CheckReport& report) {
+  std::string out;
+  for (size_t d = 0; d < report.devices.size(); ++d) {
+    if (d) out += d + 1 == report.devices.size() ? " and " : ", ";
+    out += device_label(report.devices[d]);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string failure_words(const StackResult& stack, const CheckReport& report) {
+  const DeviceInfo* device = device_named(report, stack.device);
+  const std::string where = device ? device_label(*device) : stack.device;
+  switch (stack.verdict) {
+    case compat::Verdict::no_image:
+      return "has no image for " + where;
+    case compat::Verdict::ptx_too_new_for_driver:
+      return "has only PTX newer than driver " + report.driver.version + " compiles, for " + where;
+    case compat::Verdict::driver_too_old:
+      if (device && !device->driver_knows_it)
+        return "cannot run: driver " + report.driver.version + " does not know " + where;
+      return "needs a newer driver than " + report.driver.version +
+             (stack.cuda ? " (CUDA " + stack.cuda->version + " builds need " +
+                               (stack.cuda->min_driver ? stack.cuda->min_driver->to_string() : "?") +
+                               " or newer)"
+                         : std::string());
+    case compat::Verdict::wrong_platform:
+      return "is built for another CPU than the " + (device ? device->machine : std::string()) +
+             " machine of " + where;
+    default:
+      break;
+  }
+  return std::string(compat::to_string(stack.verdict)) + " on " + where;
+}
+
+std::string summary_line(const CheckReport& report) {
+  if (report.devices.empty()) {
+    return "unknown: no GPU to judge against; name one to ask about it";
+  }
+  std::vector<const StackResult*> failing;
+  size_t notes = 0;
+  for (const auto& stack : report.stacks) {
+    if (compat::is_failure(stack.verdict)) failing.push_back(&stack);
+    notes += stack.notes.size();
+  }
+  if (failing.empty()) {
+    std::string line = "fits: ";
+    if (report.stacks.empty()) {
+      line += "no CUDA code to judge in what was checked";
+    } else {
+      for (size_t i = 0; i < report.stacks.size() && i < 3; ++i)
+        line += (i ? ", " : "") + stack_title(report.stacks[i]);
+      if (report.stacks.size() > 3)
+        line += " and " + std::to_string(report.stacks.size() - 3) + " more";
+      line += " run on " + devices_label(report);
+    }
+    if (!report.driver.version.empty()) line += " with driver " + report.driver.version;
+    if (notes) {
+      line += " (" + std::to_string(notes) + " feature" + (notes == 1 ? "" : "s") +
+              " will not work: see the notes)";
+    }
+    return line;
+  }
+  const StackResult& first = *failing.front();
+  std::string line = "fails: " + stack_title(first) + " " + failure_words(first, report);
+  if (!first.fix.commands.empty()) {
+    line += "; run: " + first.fix.commands.front();
+    if (first.fix.commands.size() > 1) line += " (and " + std::to_string(first.fix.commands.size() - 1) + " more)";
+  } else if (!first.fix.summary.empty()) {
+    line += "; fix: " + first.fix.summary;
+  }
+  if (failing.size() > 1) {
+    line += " (" + std::to_string(failing.size() - 1) + " more failing: ";
+    for (size_t i = 1; i < failing.size(); ++i) line += (i > 1 ? ", " : "") + failing[i]->name;
+    line += ")";
+  }
+  return line;
+}
+
+}  // namespace archfit::check

@@ -1,0 +1,48 @@
+#pragma once
+// The fix for a PyTorch stack: which torch build to install, with the
+// torchvision, torchaudio and xformers releases pinned to it, from which
+// index, and the driver it needs. Chosen from the knowledge base's table of
+// builds (torch.yaml) for every GPU at once: for a GPU newer than the
+// installed build, the newest build that runs on it (within this driver
+// when one is known) and the oldest that does as the smallest change; for a
+// GPU older than it, the newest build that still runs on it. A build the
+// PyPI wheel is installs with a plain `pip install`; any other names its
+// index URL and pins the +cuXYZ label so pip cannot keep a same-numbered
+// build of another CUDA.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "check.hpp"
+#include "kb/knowledge_base.hpp"
+
+namespace archfit::check {
+
+// What the fix moves, as installed.
+struct InstalledTorchStack {
+  std::string torch;  // "2.5.1+cu124"; "" when torch is not installed
+  // Installed companions (torchvision, torchaudio): name and version.
+  std::vector<std::pair<std::string, std::string>> companions;
+  std::optional<std::string> xformers;  // installed xformers version
+};
+
+// Never empty: with no build for every GPU it says so and what each needs.
+Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
+                    const std::optional<compat::DriverVersion>& driver,
+                    const InstalledTorchStack& installed, const kb::KnowledgeBase& kb);
+
+// The installed torch version rebuilt for another CUDA that this driver runs
+// on every device: the smallest change when only the driver is wrong
+// (2.11.0+cu130 on an R570 driver: 2.11.0+cu128). nullopt when none is.
+std::optional<Fix> same_version_within_driver(const std::vector<DeviceInfo>& devices,
+                                              const compat::DriverVersion& driver,
+                                              const InstalledTorchStack& installed,
+                                              const kb::KnowledgeBase& kb);
+
+// The newest xformers release (components.yaml `releases`) that installs
+// beside `torch_version` and runs on every device; nullptr when none does.
+const kb::ComponentRelease* xformers_for(const std::string& torch_version,
+                                         const std::vector<DeviceInfo>& devices,
+                                         const kb::KnowledgeBase& kb);
+
+}  // namespace archfit::check

@@ -1,0 +1,64 @@
+#include "packages.hpp"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+
+namespace archfit::kb {
+
+namespace {
+
+bool any_matches(const std::vector<std::string>& patterns, std::string_view text) {
+  return std::any_of(patterns.begin(), patterns.end(),
+                     [&](const std::string& pattern) { return glob_matches(pattern, text); });
+}
+
+}  // namespace
+
+bool glob_matches(std::string_view pattern, std::string_view text) {
+  return ::fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
+}
+
+const SupplierRule* Packages::supplier(std::string_view key) const {
+  for (const auto& rule : suppliers) {
+    if (any_matches(rule.distributions, key)) return &rule;
+  }
+  return nullptr;
+}
+
+const StackRule* Packages::stack_of(std::string_view key) const {
+  for (const auto& stack : stacks) {
+    if (stack.anchor == key ||
+        std::find(stack.members.begin(), stack.members.end(), key) != stack.members.end())
+      return &stack;
+  }
+  return nullptr;
+}
+
+bool Packages::is_binary_only(std::string_view key) const {
+  if (const auto* rule = supplier(key); rule && rule->binary_only) return true;
+  return std::any_of(binary_only.begin(), binary_only.end(), [&](const BinaryOnlyRule& rule) {
+    return any_matches(rule.distributions, key);
+  });
+}
+
+const FeatureLibrary* Packages::feature_of(const std::filesystem::path& relative) const {
+  const std::string name = relative.filename().string();
+  const std::string path = relative.generic_string();
+  for (const auto& feature : features) {
+    const bool by_path = feature.library.find('/') != std::string::npos;
+    if (glob_matches(feature.library, by_path ? path : name)) return &feature;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> Packages::opened_by(std::string_view file_name) const {
+  std::vector<std::string> patterns;
+  for (const auto& rule : opens) {
+    if (glob_matches(rule.library, file_name))
+      patterns.insert(patterns.end(), rule.opens.begin(), rule.opens.end());
+  }
+  return patterns;
+}
+
+}  // namespace archfit::kb

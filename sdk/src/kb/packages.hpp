@@ -1,0 +1,74 @@
+#pragma once
+// packages.yaml: how CUDA packages are installed, moved and reached — what a
+// stack is, which wheels only supply libraries to others, which libraries a
+// library opens itself, and which hold kernels for one feature only. check/
+// weighs every binary by these.
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "provenance.hpp"
+
+namespace archfit::kb {
+
+// Distribution patterns are globs over names as pip compares them
+// ("nvidia-*"); library patterns are globs over a file name, or over the
+// path relative to site-packages when they hold a '/'.
+struct SupplierRule {
+  std::vector<std::string> distributions;
+  bool binary_only = false;  // no source to build from
+  Provenance provenance;
+};
+
+struct StackRule {
+  std::string name;                  // "PyTorch"
+  std::string anchor;                // "torch": the distribution whose build the fix picks
+  std::vector<std::string> members;  // moved with it when installed: torchvision, torchaudio, triton
+  Provenance provenance;
+};
+
+struct FeatureLibrary {
+  std::string library;  // "libcusparseLt*.so*"
+  std::string feature;  // what stops working without an image for the GPU
+  Provenance provenance;
+};
+
+struct OpensRule {
+  std::string library;             // "libcudnn.so.*"
+  std::vector<std::string> opens;  // "libcudnn_*.so.*", looked for in its own folder
+  Provenance provenance;
+};
+
+struct BinaryOnlyRule {
+  std::vector<std::string> distributions;
+  Provenance provenance;
+};
+
+class Packages {
+ public:
+  std::vector<SupplierRule> suppliers;
+  std::vector<StackRule> stacks;
+  std::vector<FeatureLibrary> features;
+  std::vector<OpensRule> opens;
+  std::vector<BinaryOnlyRule> binary_only;
+
+  // `key` is a normalized distribution name. nullptr when none matches.
+  const SupplierRule* supplier(std::string_view key) const;
+  // The stack whose anchor or member `key` is; nullptr when none.
+  const StackRule* stack_of(std::string_view key) const;
+  // No source distribution a fix could build: a supplier marked so, or a
+  // binary_only entry.
+  bool is_binary_only(std::string_view key) const;
+  // The feature a library's kernels serve alone; nullptr for a library on the
+  // normal path. `relative` is its path relative to site-packages (or just
+  // its name when it is not in one).
+  const FeatureLibrary* feature_of(const std::filesystem::path& relative) const;
+  // The name patterns a library of this file name opens in its own folder.
+  std::vector<std::string> opened_by(std::string_view file_name) const;
+};
+
+// A shell glob (fnmatch) over the whole text.
+bool glob_matches(std::string_view pattern, std::string_view text);
+
+}  // namespace archfit::kb

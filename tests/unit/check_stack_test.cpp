@@ -1,0 +1,300 @@
+// Stacks, reach, driver and platform rules and the fixes a user runs, on a
+// stock PyTorch install in miniature (stack_site.hpp). The fixes come from the
+// real knowledge base, so the commands asserted here are the ones printed for
+// a real venv; the real-world tier runs the same cases on PyPI's wheels.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "check/check.hpp"
+#include "check/report_json.hpp"
+#include "stack_site.hpp"
+
+namespace fs = std::filesystem;
+using archfit::check::CheckOptions;
+using archfit::check::CheckReport;
+using archfit::check::ComponentResult;
+using archfit::check::OverallVerdict;
+using archfit::check::Reach;
+using archfit::check::run_check;
+using archfit::check::StackResult;
+using archfit::compat::Verdict;
+
+namespace {
+
+class CheckStackTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!archfit::testing::stack_fixtures_built())
+      GTEST_SKIP() << "the stack fixtures need nvcc: " << archfit::testing::stack_fixture("");
+    site_ = std::make_unique<archfit::testing::FixtureSite>(
+        std::string("stack_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    options_.site_packages = {site_->root()};
+    options_.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
+  }
+  CheckReport check(std::vector<std::string> gpus, const std::string& driver) {
+    options_.gpus = std::move(gpus);
+    if (!driver.empty()) options_.driver = driver;
+    return run_check(options_);
+  }
+  static const StackResult& stack(const CheckReport& report, const std::string& name) {
+    for (const auto& s : report.stacks) {
+      if (s.name == name) return s;
+    }
+    ADD_FAILURE() << "no stack " << name;
+    static StackResult none;
+    return none;
+  }
+  static const ComponentResult& component(const CheckReport& report, const std::string& name) {
+    for (const auto& c : report.components) {
+      if (c.component.name == name) return c;
+    }
+    ADD_FAILURE() << "no component " << name;
+    static ComponentResult none;
+    return none;
+  }
+  static const archfit::check::BinaryResult& binary(const ComponentResult& c,
+                                                    const std::string& file) {
+    for (const auto& b : c.binaries) {
+      if (b.path.filename() == file) return b;
+    }
+    ADD_FAILURE() << "no binary " << file << " in " << c.component.name;
+    static archfit::check::BinaryResult none;
+    return none;
+  }
+  std::unique_ptr<archfit::testing::FixtureSite> site_;
+  CheckOptions options_;
+};
+
+}  // namespace
+
+// The false failure: nvidia-cufft's libcufftw holds only old SASS,
+// and nothing links it. A stock install fits; the library is set aside.
+TEST_F(CheckStackTest, AStockInstallFitsWhereItsUnlinkedCufftwCannotRun) {
+  archfit::testing::install_stock_torch(*site_);
+  for (const char* gpu : {"H100", "RTX 4090", "RTX 5090"}) {
+    const auto report = check({gpu}, "580.65.06");
+    EXPECT_EQ(report.verdict, OverallVerdict::fits) << gpu << ": " << report.summary;
+    ASSERT_EQ(report.stacks.size(), 1u) << gpu;
+    const auto& torch = report.stacks[0];
+    EXPECT_EQ(torch.name, "PyTorch");
+    EXPECT_EQ(torch.version, "2.8.0+cu128");
+    // torch, torchvision, and the nvidia-* wheels torch's metadata requires.
+    for (const char* member :
+         {"torch", "torchvision", "nvidia-cufft-cu12", "nvidia-cusparselt-cu12",
+          "nvidia-cuda-runtime-cu12"})
+      EXPECT_NE(std::find(torch.members.begin(), torch.members.end(), member), torch.members.end())
+          << member;
+    const auto& cufft = component(report, "nvidia-cufft-cu12");
+    EXPECT_FALSE(cufft.blocks()) << gpu;
+    const auto& cufftw = binary(cufft, "libcufftw.so.11");
+    EXPECT_EQ(cufftw.reach, Reach::unreached);
+    EXPECT_EQ(cufftw.reach_reason, "nothing in what was checked links or opens it");
+    const auto& libcufft = binary(cufft, "libcufft.so.11");
+    EXPECT_EQ(libcufft.reach, Reach::loaded);
+    EXPECT_EQ(libcufft.reach_reason, "linked from torch/lib/libtorch_cuda.so");
+    EXPECT_EQ(report.summary.rfind("fits: PyTorch 2.8.0+cu128 run on ", 0), 0u) << report.summary;
+  }
+  // On sm_120 cuFFT's SASS stops at sm_90: the driver JITs its PTX.
+  const auto rtx5090 = check({"RTX 5090"}, "580.65.06");
+  EXPECT_EQ(rtx5090.stacks[0].verdict, Verdict::ptx_jit);
+}
+
+// A library whose kernels serve one feature (cuSPARSELt: 2:4 sparsity) is a
+// note where it cannot run, never a failure of the stack.
+TEST_F(CheckStackTest, AFeatureLibraryThatCannotRunIsANoteNotAFailure) {
+  archfit::testing::install_stock_torch(*site_);
+  const auto report = check({"RTX 2080"}, "550.54.14");  // sm_75: cusparseLt has sm_80 only
+  EXPECT_EQ(report.verdict, OverallVerdict::fits) << report.summary;
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_EQ(torch.verdict, Verdict::native);
+  ASSERT_EQ(torch.notes.size(), 1u);
+  EXPECT_NE(torch.notes[0].feature.find("2:4 semi-structured sparsity"), std::string::npos);
+  EXPECT_EQ(torch.notes[0].verdict, Verdict::no_image);
+  const auto& lt = binary(component(report, "nvidia-cusparselt-cu12"), "libcusparseLt.so.0");
+  EXPECT_EQ(lt.reach, Reach::feature);
+  EXPECT_FALSE(component(report, "nvidia-cusparselt-cu12").blocks());
+  EXPECT_NE(report.summary.find("1 feature will not work"), std::string::npos) << report.summary;
+}
+
+// An old GPU: the newest build that still runs it, with the torchvision
+// pinned to it, from the tag's index with the labels that force the move.
+TEST_F(CheckStackTest, AnOldGpuGetsTheNewestBuildThatStillRunsIt) {
+  archfit::testing::install_stock_torch(*site_);
+  const auto report = check({"GTX 1080"}, "570.86");
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_EQ(torch.verdict, Verdict::no_image);
+  ASSERT_EQ(torch.fix.commands.size(), 1u) << torch.fix.summary;
+  EXPECT_EQ(torch.fix.commands[0],
+            "pip install torch==2.14.1+cu126 torchvision==0.29.1+cu126 --index-url "
+            "https://download.pytorch.org/whl/cu126");
+  EXPECT_EQ(torch.fix.index_url, "https://download.pytorch.org/whl/cu126");
+  EXPECT_EQ(torch.fix.requirements,
+            (std::vector<std::string>{"torch==2.14.1+cu126", "torchvision==0.29.1+cu126"}));
+  EXPECT_NE(torch.fix.summary.find("the newest PyTorch that still runs on sm_61"), std::string::npos)
+      << torch.fix.summary;
+  // No alternative offers an older torch for an old GPU.
+  EXPECT_TRUE(torch.fix.alternatives.empty()) << torch.fix.alternatives[0].summary;
+  // The first fix shown, and the one line, are the stack's.
+  EXPECT_NE(report.summary.find("fails: PyTorch 2.8.0+cu128 has no image for GeForce GTX 1080 "
+                                "(sm_61); run: pip install torch==2.14.1+cu126"),
+            std::string::npos)
+      << report.summary;
+}
+
+// A new GPU: the newest build within the driver, the oldest as the smallest
+// change, and the newest of all after a driver update.
+TEST_F(CheckStackTest, ANewGpuGetsTheNewestBuildWithinTheDriverAndTheOldestAsAnother) {
+  archfit::testing::install_stock_torch(*site_, {"2.5.1", "cu124", "12.4"});
+  const auto report = check({"RTX 5090"}, "570.86");
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_EQ(torch.verdict, Verdict::no_image);
+  EXPECT_EQ(torch.fix.commands.at(0),
+            "pip install torch==2.11.0+cu128 torchvision==0.26.0+cu128 --index-url "
+            "https://download.pytorch.org/whl/cu128");
+  EXPECT_EQ(torch.fix.driver, "570.26");  // sm_120 needs it, whatever the CUDA floor
+  ASSERT_EQ(torch.fix.alternatives.size(), 2u);
+  EXPECT_EQ(torch.fix.alternatives[0].commands.at(0),
+            "pip install torch==2.7.0+cu128 torchvision==0.22.0+cu128 --index-url "
+            "https://download.pytorch.org/whl/cu128");
+  // PyPI's own build needs no index and no label.
+  EXPECT_EQ(torch.fix.alternatives[1].commands.at(0),
+            "pip install torch==2.15.0 torchvision==0.29.2");
+  EXPECT_EQ(torch.fix.alternatives[1].driver, "580.65.06");
+  EXPECT_TRUE(torch.fix.alternatives[1].index_url.empty());
+}
+
+// Two GPUs that no one build serves: said plainly, with each GPU's own fix.
+TEST_F(CheckStackTest, TwoGpusNoBuildServesAreSaidPlainlyWithEachOnesFix) {
+  archfit::testing::install_stock_torch(*site_, {"2.5.1", "cu124", "12.4"});
+  const auto report = check({"RTX 5090", "GTX 1080"}, "570.86");
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_TRUE(torch.fix.commands.empty());
+  EXPECT_EQ(torch.fix.summary.rfind("No PyTorch build runs on all of GeForce RTX 5090 (sm_120) and "
+                                    "GeForce GTX 1080 (sm_61)",
+                                    0),
+            0u)
+      << torch.fix.summary;
+  ASSERT_EQ(torch.fix.alternatives.size(), 2u);
+  EXPECT_NE(torch.fix.alternatives[0].summary.find("For GeForce RTX 5090 alone"), std::string::npos);
+  EXPECT_NE(torch.fix.alternatives[1].commands.at(0).find("torch==2.14.1+cu126"), std::string::npos);
+  // …and two that one build serves get it.
+  const auto both = check({"RTX 5090", "RTX 4090"}, "570.86");
+  EXPECT_NE(stack(both, "PyTorch").fix.commands.at(0).find("torch==2.11.0+cu128"),
+            std::string::npos);
+}
+
+// CUDA 13 builds need an R580 driver (minor-version compatibility): the
+// images would run, the driver will not load them.
+TEST_F(CheckStackTest, ACuda13BuildOnDriver570IsDriverTooOld) {
+  archfit::testing::install_stock_torch(*site_, {"2.11.0", "cu130", "13.0"});
+  const auto report = check({"RTX 4090"}, "570.86");
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_EQ(torch.verdict, Verdict::driver_too_old);
+  ASSERT_TRUE(torch.cuda);
+  EXPECT_EQ(torch.cuda->version, "13.0");
+  EXPECT_EQ(torch.cuda->min_driver->to_string(), "580.65.06");
+  EXPECT_NE(torch.evidence.find("driver 570.86 is too old for CUDA 13.x applications"),
+            std::string::npos)
+      << torch.evidence;
+  EXPECT_EQ(torch.fix.driver, "580.65.06");
+  // Or keep the driver: the same torch built for CUDA 12.8.
+  ASSERT_FALSE(torch.fix.alternatives.empty());
+  EXPECT_NE(torch.fix.alternatives[0].commands.at(0).find("torch==2.11.0+cu128"),
+            std::string::npos)
+      << torch.fix.alternatives[0].summary;
+  // A 12.8 build on a 550 driver runs its SASS: not driver-too-old.
+  site_ = std::make_unique<archfit::testing::FixtureSite>("stack_cuda12_on_550");
+  options_.site_packages = {site_->root()};
+  archfit::testing::install_stock_torch(*site_);
+  EXPECT_EQ(check({"RTX 4090"}, "550.54.14").verdict, OverallVerdict::fits);
+}
+
+// Blackwell needs the first driver that knows it (570.26), whatever the build.
+TEST_F(CheckStackTest, ABlackwellGpuOnDriver550IsDriverTooOldForEveryStack) {
+  archfit::testing::install_stock_torch(*site_);
+  for (const char* gpu : {"RTX 5090", "B200"}) {
+    const auto report = check({gpu}, "550.144.03");
+    EXPECT_EQ(report.verdict, OverallVerdict::fails) << gpu;
+    ASSERT_FALSE(report.devices[0].driver_knows_it);
+    const auto& torch = stack(report, "PyTorch");
+    EXPECT_EQ(torch.verdict, Verdict::driver_too_old) << gpu;
+    EXPECT_EQ(torch.fix.summary.rfind("Update the NVIDIA driver to 570.26 or newer", 0), 0u)
+        << torch.fix.summary;
+  }
+}
+
+// Wheels built for x86_64 never load on a Jetson (aarch64).
+TEST_F(CheckStackTest, X86WheelsOnAJetsonAreTheWrongPlatform) {
+  archfit::testing::install_stock_torch(*site_);
+  const auto report = check({"Jetson Orin"}, "");
+  EXPECT_EQ(report.devices.at(0).machine, "aarch64");
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_EQ(torch.verdict, Verdict::wrong_platform);
+  EXPECT_NE(torch.evidence.find("built for x86_64"), std::string::npos) << torch.evidence;
+  EXPECT_NE(torch.fix.summary.find("JetPack"), std::string::npos) << torch.fix.summary;
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+}
+
+// A binary-only package is never told to build from source.
+TEST_F(CheckStackTest, ABinaryOnlyPackageIsNeverToldToBuildFromSource) {
+  site_->install("onnxruntime-gpu", "1.31.1",
+                 {{"onnxruntime/capi/libonnxruntime_providers_cuda.so",
+                   archfit::testing::stack_fixture("closed_sm75/libclosed.so")}});
+  const auto report = check({"RTX 5090"}, "580.65.06");
+  const auto& ort = stack(report, "onnxruntime-gpu");
+  EXPECT_EQ(ort.verdict, Verdict::no_image);
+  EXPECT_FALSE(ort.fix.summary.empty());
+  for (const auto& command : ort.fix.commands)
+    EXPECT_EQ(command.find("--no-binary"), std::string::npos) << command;
+  EXPECT_NE(ort.fix.summary.find("binaries only"), std::string::npos) << ort.fix.summary;
+}
+
+// xformers moves with torch: the release pinned to the torch the fix installs.
+TEST_F(CheckStackTest, XformersIsMovedWithTheTorchTheFixInstalls) {
+  archfit::testing::install_stock_torch(*site_, {"2.5.1", "cu124", "12.4"});
+  site_->install("xformers", "0.0.28.post3",
+                 {{"xformers/_C.so", archfit::testing::stack_fixture("xformers/_C.so")}},
+                 {"numpy", "torch==2.5.1"});
+  const auto report = check({"RTX 5090"}, "580.65.06");
+  // The first stack and its fix are PyTorch's, whatever else fails.
+  ASSERT_FALSE(report.stacks.empty());
+  EXPECT_EQ(report.stacks[0].anchor, "torch");
+  const auto& torch = report.stacks[0];
+  EXPECT_EQ(torch.fix.commands.at(0),
+            "pip install torch==2.15.0 torchvision==0.29.2 xformers==0.0.35");
+  // xformers is judged on its own code (compute_90 PTX: JIT on sm_120), not
+  // on the torch libraries it links, which are PyTorch's to judge.
+  const auto& xformers = stack(report, "xformers");
+  EXPECT_EQ(xformers.verdict, Verdict::ptx_jit);
+}
+
+// Every front end reads the same answer: the document carries the stacks,
+// whether each blocks, how each binary is reached, and the one line.
+TEST_F(CheckStackTest, TheDocumentCarriesStacksReachAndTheOneLineAnswer) {
+  archfit::testing::install_stock_torch(*site_);
+  const auto doc = archfit::check::check_document(check({"GTX 1080"}, "570.86"));
+  EXPECT_EQ(doc["schema"], "archfit.check/1");
+  EXPECT_EQ(doc["stacks"][0]["name"], "PyTorch");
+  EXPECT_EQ(doc["stacks"][0]["verdict"], "no-image");
+  EXPECT_EQ(doc["stacks"][0]["blocks"], true);
+  EXPECT_EQ(doc["stacks"][0]["cuda"]["version"], "12.8");
+  EXPECT_EQ(doc["stacks"][0]["cuda"]["min_driver"], "525.60.13");
+  EXPECT_EQ(doc["fix"], doc["stacks"][0]["fix"]);
+  EXPECT_EQ(doc["fix"]["index_url"], "https://download.pytorch.org/whl/cu126");
+  EXPECT_EQ(doc["summary"].get<std::string>().rfind("fails: PyTorch 2.8.0+cu128", 0), 0u);
+  bool saw_unreached = false;
+  for (const auto& c : doc["components"]) {
+    for (const auto& b : c["binaries"]) {
+      if (b["reach"] == "unreached") {
+        saw_unreached = true;
+        EXPECT_EQ(b["blocks"], false);
+        EXPECT_EQ(b["not_loaded"], b["reach_reason"]);
+      }
+    }
+  }
+  EXPECT_TRUE(saw_unreached);
+}

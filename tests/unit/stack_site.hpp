@@ -1,0 +1,62 @@
+#pragma once
+// A stock PyTorch install in miniature, from the libraries
+// tests/fixtures/stacks.cmake links: torch whose extension module links
+// libtorch_cuda.so, which links the nvidia-* wheels' libraries through
+// DT_RPATH with $ORIGIN; nvidia-cufft with a libcufftw that nothing links;
+// cusparseLt, a feature library; torchvision; the Requires-Dist lines that
+// make them one stack. What the real wheels hold is the real-world tier's.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "fixture_site.hpp"
+
+namespace archfit::testing {
+
+inline std::filesystem::path stack_fixture(const std::string& relative) {
+  return std::filesystem::path(ARCHFIT_FIXTURE_DIR) / "stack" / relative;
+}
+
+inline bool stack_fixtures_built() {
+  return std::filesystem::exists(stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so"));
+}
+
+struct StockTorch {
+  std::string version = "2.8.0";  // METADATA's
+  std::string build = "cu128";    // torch_cu128 | torch_cu124 | torch_cu130's libtorch_cuda.so
+  std::string cuda = "12.8";      // torch/version.py's
+  bool torchvision = true;
+};
+
+// torch, its nvidia-* wheels and (optionally) torchvision, as pip installs them.
+inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch = {}) {
+  const std::string linux = "; platform_system == \"Linux\" and platform_machine == \"x86_64\"";
+  const bool cuda13 = torch.build == "cu130";
+  const std::string runtime = cuda13 ? "nvidia-cuda-runtime" : "nvidia-cuda-runtime-cu12";
+  const std::string runtime_version = cuda13 ? "13.0.96" : "12.8.90";
+  site.install("torch", torch.version,
+               {{"torch/_C.cpython-311-x86_64-linux-gnu.so",
+                 stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so")},
+                {"torch/lib/libtorch_cuda.so", stack_fixture("torch_" + torch.build + "/libtorch_cuda.so")}},
+               {"filelock", runtime + "==" + runtime_version + linux, "nvidia-cufft-cu12==11.3.3.83" + linux,
+                "nvidia-cusparselt-cu12==0.7.1" + linux, "triton==3.4.0" + linux,
+                "optree>=0.13.0; extra == \"optree\""});
+  site.write("torch/version.py", "__version__ = '" + torch.version + "+" + torch.build +
+                                     "'\ncuda: Optional[str] = '" + torch.cuda + "'\n");
+  site.install(runtime, runtime_version,
+               {{"nvidia/cuda_runtime/lib/" + std::string(cuda13 ? "libcudart.so.13" : "libcudart.so.12"),
+                 stack_fixture(cuda13 ? "cudart13/libcudart.so.13" : "cudart12/libcudart.so.12")}});
+  site.install("nvidia-cufft-cu12", "11.3.3.83",
+               {{"nvidia/cufft/lib/libcufft.so.11", stack_fixture("cufft/libcufft.so.11")},
+                {"nvidia/cufft/lib/libcufftw.so.11", stack_fixture("cufftw/libcufftw.so.11")}});
+  site.install("nvidia-cusparselt-cu12", "0.7.1",
+               {{"nvidia/cusparselt/lib/libcusparseLt.so.0",
+                 stack_fixture("cusparselt/libcusparseLt.so.0")}});
+  if (torch.torchvision) {
+    site.install("torchvision", "0.23.0",
+                 {{"torchvision/_C.so", stack_fixture("torchvision/_C.so")}},
+                 {"numpy", "torch (==" + torch.version + ")"});
+  }
+}
+
+}  // namespace archfit::testing
