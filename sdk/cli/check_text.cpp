@@ -105,7 +105,7 @@ void print_stack(std::ostream& out, const check::StackResult& stack,
     out << "    " << stack.explanation << '\n';
   print_fix(out, stack.fix, paint, "fix: ");
   for (const auto& note : stack.notes) {
-    out << "    " << paint("33", "feature: ") << note.feature << " will not work on "
+    out << "    " << paint("33", "feature: ") << note.feature << " — will not work on "
         << note.device << " (" << note.library.filename().string() << ": "
         << compat::to_string(note.verdict) << "); the rest runs\n";
   }

@@ -101,11 +101,15 @@ TEST_F(CheckStackTest, AStockInstallFitsWhereItsUnlinkedCufftwCannotRun) {
   EXPECT_EQ(rtx5090.stacks[0].verdict, Verdict::ptx_jit);
 }
 
-// A library whose kernels serve one feature (cuSPARSELt: 2:4 sparsity) is a
-// note where it cannot run, never a failure of the stack.
+// A library whose kernels serve one feature (cuSPARSELt: 2:4 sparsity, on
+// sm_80 and newer) is a note where it cannot run, never a failure of the
+// stack; on a GPU without the feature at all there is nothing to say.
 TEST_F(CheckStackTest, AFeatureLibraryThatCannotRunIsANoteNotAFailure) {
   archfit::testing::install_stock_torch(*site_);
-  const auto report = check({"RTX 2080"}, "550.54.14");  // sm_75: cusparseLt has sm_80 only
+  const auto turing = check({"RTX 2080"}, "550.54.14");  // 7.5: no 2:4 sparsity there
+  EXPECT_EQ(turing.verdict, OverallVerdict::fits) << turing.summary;
+  EXPECT_TRUE(stack(turing, "PyTorch").notes.empty());
+  const auto report = check({"H100"}, "580.65.06");  // 9.0: the imitation has sm_80 only
   EXPECT_EQ(report.verdict, OverallVerdict::fits) << report.summary;
   const auto& torch = stack(report, "PyTorch");
   EXPECT_EQ(torch.verdict, Verdict::native);

@@ -98,15 +98,15 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
     if (!knowledge->library_per_cuda.empty()) {
       const auto copies = copies_that_run(component, *knowledge);
       if (!copies.empty()) {
-        fix.summary = which.name + " " + which.version + " also carries " +
-                      knowledge->library_per_cuda + " for CUDA " + copies.back() +
-                      ", which runs on " + device.cc.sm_name() +
-                      ": it is the copy loaded beside a torch for that CUDA (the PyTorch fix), or "
-                      "with " + knowledge->cuda_override_env + "=" + copies.back() +
-                      " when that CUDA's runtime is installed";
-        std::size_t at;
-        while ((at = fix.summary.find("{cuda}")) != std::string::npos)
-          fix.summary.replace(at, 6, copies.back());
+        const std::string& cuda = copies.back();  // "126"
+        const std::string release = cuda.substr(0, cuda.size() - 1) + "." + cuda.back();
+        std::string library = knowledge->library_per_cuda;
+        library.replace(library.find("{cuda}"), 6, cuda);
+        fix.summary = which.name + " " + which.version + " also carries " + library +
+                      ".so, which runs on " + device.cc.sm_name() + ": it loads that copy beside "
+                      "a torch for CUDA " + release + " (as the PyTorch fix may install), or with " +
+                      knowledge->cuda_override_env + "=" + cuda + " when CUDA " + release +
+                      "'s runtime is installed";
         return fix;
       }
     }
@@ -120,6 +120,12 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
         fix.commands.push_back(advice->rebuild_command);
       if (!fix.summary.empty() || !fix.commands.empty()) {
         if (fix.summary.empty()) fix.summary = "Rebuild " + which.name + " for " + device.cc.sm_name();
+        if (knowledge->name == "xformers") {
+          // Image tools use xformers only where it is there.
+          fix.alternatives.push_back(
+              {"Remove xformers: ComfyUI and diffusers fall back to PyTorch's own attention",
+               {"pip uninstall -y xformers"}});
+        }
         return fix;
       }
     }
@@ -157,14 +163,24 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
             {}};
   }
   if (stack.verdict == compat::Verdict::driver_too_old) {
-    if (!device->driver_knows_it) {
-      return driver_update("the first that knows " + device->cc.sm_name() +
-                               "; no package can change that",
-                           device->first_driver);
+    // The driver must know the GPU and run the stack's CUDA major: the
+    // newer of the two numbers is the one to install.
+    std::optional<compat::DriverVersion> needed;
+    std::string why;
+    if (!device->driver_knows_it && device->first_driver) {
+      needed = device->first_driver;
+      why = "the first that knows " + device->cc.sm_name() + " (" + device->name + ")";
     }
-    // Below the CUDA major's floor: a newer driver, or a build for an older CUDA.
-    Fix fix = driver_update(stack.evidence, stack.cuda ? stack.cuda->min_driver : std::nullopt);
-    if (stack.anchor == "torch" && context.driver) {
+    const bool below_floor = stack.cuda && stack.cuda->min_driver && context.driver &&
+                             *context.driver < *stack.cuda->min_driver;
+    if (below_floor) {
+      if (!needed || *needed < *stack.cuda->min_driver) needed = stack.cuda->min_driver;
+      why += std::string(why.empty() ? "" : "; and ") + stack.name + " is built with CUDA " +
+             stack.cuda->version + ", whose builds need " + stack.cuda->min_driver->to_string() +
+             " or newer";
+    }
+    Fix fix = driver_update(why.empty() ? stack.evidence : why, needed);
+    if (stack.anchor == "torch" && context.driver && device->driver_knows_it) {
       // Keep the driver: the same torch for an older CUDA major, else the
       // newest build this driver runs.
       auto other =

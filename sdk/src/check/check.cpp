@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <future>
 #include <map>
+#include <numeric>
 #include <tuple>
 
 #include <sys/utsname.h>
@@ -220,6 +221,31 @@ InstalledTorchStack installed_torch_stack(const CheckReport& report,
   return installed;
 }
 
+// What blocks first, then worst first; the stacks' indices into the
+// components follow them to their new places.
+void sort_components(CheckReport& report) {
+  std::vector<size_t> order(report.components.size());
+  std::iota(order.begin(), order.end(), 0);
+  const auto& components = report.components;
+  std::stable_sort(order.begin(), order.end(), [&](size_t x, size_t y) {
+    const auto& a = components[x];
+    const auto& b = components[y];
+    return std::tuple(!a.blocks(), -compat::badness(a.verdict), a.component.name) <
+           std::tuple(!b.blocks(), -compat::badness(b.verdict), b.component.name);
+  });
+  std::vector<size_t> moved_to(order.size());
+  std::vector<ComponentResult> sorted;
+  sorted.reserve(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    moved_to[order[i]] = i;
+    sorted.push_back(std::move(report.components[order[i]]));
+  }
+  report.components = std::move(sorted);
+  for (auto& stack : report.stacks) {
+    for (auto& [component, binary] : stack.binaries) component = moved_to[component];
+  }
+}
+
 struct ComponentKey {
   env::ComponentKind kind;
   std::string name;
@@ -348,19 +374,13 @@ CheckReport run_check(const CheckOptions& options) {
     report.probes = read_probes(plugins.get(), report.devices, report.findings);
     if (report.torch) note_other_torch(report.probes, *report.torch, options.site_packages);
   }
-  // What blocks first, then worst first.
-  std::stable_sort(report.components.begin(), report.components.end(),
-                   [](const ComponentResult& a, const ComponentResult& b) {
-                     return std::tuple(!a.blocks(), -compat::badness(a.verdict), a.component.name) <
-                            std::tuple(!b.blocks(), -compat::badness(b.verdict), b.component.name);
-                   });
-  // Failing stacks first, the PyTorch stack first among them: its fix moves
-  // the torch every other fix is matched to.
+  sort_components(report);
+  // Failing stacks first, and the PyTorch stack first among failing and
+  // fitting ones alike: its fix moves the torch every other fix is matched to.
   std::stable_sort(report.stacks.begin(), report.stacks.end(),
                    [](const StackResult& a, const StackResult& b) {
                      const auto rank = [](const StackResult& s) {
-                       const bool fails = compat::is_failure(s.verdict);
-                       return std::tuple(!fails, !(fails && s.anchor == "torch"),
+                       return std::tuple(!compat::is_failure(s.verdict), s.anchor != "torch",
                                          -compat::badness(s.verdict));
                      };
                      return std::tuple(rank(a), a.name) < std::tuple(rank(b), b.name);

@@ -246,7 +246,9 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
       if (const auto* feature = packages.feature_of(relative_path(
               file.path, inputs.owners.owner[step.file], inputs.owners.site[step.file]))) {
         for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d) {
-          if (!compat::is_failure(binary.per_device[d])) continue;
+          if (!compat::is_failure(binary.per_device[d]) ||
+              !feature->exists_on(report.devices[d].cc))
+            continue;
           stack.notes.push_back({feature->feature, component.component.name, binary.path,
                                  binary.per_device[d], report.devices[d].name,
                                  binary.judgement.evidence});

@@ -122,13 +122,14 @@ void add_install(Fix& fix, const kb::TorchImage& image, const InstalledTorchStac
   std::string command = "pip install";
   for (const auto& requirement : pinned) command += " " + requirement;
   if (!from_pypi) command += " --index-url " + image.tag->index_url;
-  if (remove_xformers) fix.commands.push_back("pip uninstall -y xformers");
   fix.commands.push_back(command);
   if (!from_pypi_alone.empty()) {
     std::string pypi = "pip install";
     for (const auto& requirement : from_pypi_alone) pypi += " " + requirement;
     fix.commands.push_back(pypi);
   }
+  // Last: pip only warns that the old xformers pins another torch.
+  if (remove_xformers) fix.commands.push_back("pip uninstall -y xformers");
   fix.requirements = pinned;
   fix.requirements.insert(fix.requirements.end(), from_pypi_alone.begin(), from_pypi_alone.end());
   fix.index_url = from_pypi ? "" : image.tag->index_url;
@@ -178,7 +179,9 @@ Fix fix_for(const Candidate& candidate, const std::string& why,
   }
   if (candidate.needed_driver) {
     fix.driver = candidate.needed_driver->to_string();
-    if (driver && *driver < *candidate.needed_driver) {
+    if (why.find("driver to " + fix.driver) != std::string::npos) {
+      // The reason already names the driver update.
+    } else if (driver && *driver < *candidate.needed_driver) {
       fix.summary += ". It needs NVIDIA driver " + fix.driver + " or newer; update driver " +
                      driver->to_string() + " first";
     } else {

@@ -585,6 +585,10 @@ class Loader {
       FeatureLibrary feature;
       feature.library = file.string(features[i], "library", path);
       feature.feature = file.string(features[i], "feature", path);
+      if (const auto min = YamlFile::child(features[i], "min_cc"); min.IsDefined())
+        feature.min_cc = file.cc(min, path + ".min_cc");
+      if (const auto max = YamlFile::child(features[i], "max_cc"); max.IsDefined())
+        feature.max_cc = file.cc(max, path + ".max_cc");
       feature.provenance = file.provenance(features[i], path);
       packages.features.push_back(std::move(feature));
     }

@@ -4,13 +4,17 @@
 // library opens itself, and which hold kernels for one feature only. check/
 // weighs every binary by these.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "compat/arch.hpp"
 #include "provenance.hpp"
 
 namespace archfit::kb {
+
+using ComputeCapability = compat::ComputeCapability;
 
 // Distribution patterns are globs over names as pip compares them
 // ("nvidia-*"); library patterns are globs over a file name, or over the
@@ -31,7 +35,14 @@ struct StackRule {
 struct FeatureLibrary {
   std::string library;  // "libcusparseLt*.so*"
   std::string feature;  // what stops working without an image for the GPU
+  // The GPUs the feature exists on at all (FlashAttention-3: 9.0 only); a
+  // GPU outside loses nothing. Open ends: every GPU.
+  std::optional<ComputeCapability> min_cc, max_cc;
   Provenance provenance;
+
+  bool exists_on(ComputeCapability cc) const {
+    return (!min_cc || !(cc < *min_cc)) && (!max_cc || !(*max_cc < cc));
+  }
 };
 
 struct OpensRule {
