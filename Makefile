@@ -104,10 +104,14 @@ bench-jit: build
 bench-check: build bench-deps
 	$(BUILD_DIR)/tests/bench/archfit_check_bench
 
-# The real-world tier, not part of `make test`: real wheels from PyPI (torch
-# 2.5.1 and 2.8.0, xformers, bitsandbytes, NVRTC), downloaded once into
-# $ARCHFIT_REALWORLD_CACHE (default ~/.cache/archfit-realworld), scanned as they
-# are and installed; verdicts asserted against PyTorch's published arch lists.
+# The real-world tier, not part of `make test`: real wheels from PyPI,
+# downloaded once into $ARCHFIT_REALWORLD_CACHE (default
+# ~/.cache/archfit-realworld, about 15 GB): single wheels (torch 2.5.1 and
+# 2.8.0, xformers, bitsandbytes, NVRTC) and whole stacks as pip installs them
+# (torch 2.5.1/2.8.0/2.11.0/2.15.0 with their nvidia-* wheels, xformers,
+# bitsandbytes, onnxruntime-gpu, cupy), installed once into the cache; stack
+# verdicts and fixes on 7 GPUs x 3 drivers, fixes fetched with pip download,
+# the knowledge base read against PyPI's wheels. Needs PyPI.
 # pytest runs in a venv made from REALWORLD_PYTHON, never Debian's Python.
 REALWORLD_PYTHON ?= python3
 REALWORLD_VENV = $(BUILD_DIR)/realworld-venv

@@ -141,3 +141,49 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.section("archfit runs, wall seconds")
         for shown, seconds, rc in RUNS:
             write(f"{seconds:7.2f}  exit {rc}  archfit {shown}")
+
+
+# ---- the stack environments (stacks.py) ------------------------------------
+
+
+def _install_stack(env: str, target: Path, wheels: dict) -> str | None:
+    """pip installs the env's pinned wheels into target, as pip left them for
+    a user (no dependency resolution: the pins are the resolution). Returns
+    pip's output on failure."""
+    shutil.rmtree(target, ignore_errors=True)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
+         "--disable-pip-version-check", "--quiet", "--target", str(target),
+         *(str(wheels[k]) for k in fetch_wheels.STACKS[env])],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return None if proc.returncode == 0 else proc.stdout
+
+
+@pytest.fixture(scope="session")
+def stack_wheels() -> dict[str, Path]:
+    return fetch_wheels.fetch(log=lambda line: None, wheels=fetch_wheels.STACK_WHEELS)
+
+
+@pytest.fixture(scope="session")
+def stack_sites(stack_wheels):
+    """Environment name -> its site-packages, installed once into the cache
+    (cache/sites/<env>) and kept: a stamp of the wheels it holds says when to
+    install again."""
+    root = fetch_wheels.cache_dir() / "sites"
+    sites, pending = {}, {}
+    for env, keys in fetch_wheels.STACKS.items():
+        target = root / env / "site-packages"
+        stamp = root / env / "installed.txt"
+        wanted = "\n".join(fetch_wheels.STACK_WHEELS[k].file for k in keys) + "\n"
+        sites[env] = target
+        if not (stamp.is_file() and stamp.read_text() == wanted and target.is_dir()):
+            pending[env] = (target, stamp, wanted)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        failures = dict(zip(pending, pool.map(
+            lambda env: _install_stack(env, pending[env][0], stack_wheels), pending)))
+    for env, output in failures.items():
+        if output is not None:
+            pytest.exit(f"pip install for {env} failed:\n{output}", 2)
+        target, stamp, wanted = pending[env]
+        stamp.write_text(wanted)
+    return sites

@@ -122,7 +122,7 @@ def test_the_invocation_runs_and_reports_what_fails_on_an_rtx_5090(probe):
     output = probe["output"]
     assert output["type"] == "archfit_preflight_output"
     assert output["fits"] is False
-    assert "torch 2.5.1+cu124" in output["report"] and "no-image" in output["report"], output["report"]
+    assert "PyTorch 2.5.1+cu124" in output["report"] and "no-image" in output["report"], output["report"]
     assert probe["output_round_trip"]  # InvokeAI's output type adapter reads it back
     assert probe["h100_fits"] is True
 
@@ -131,4 +131,5 @@ def test_the_startup_block_goes_to_invokeais_log(probe):
     assert probe["startup_thread_done"]
     lines = probe["pack_log"]
     assert any("GeForce RTX 5090 (sm_120, simulated)" in line for line in lines), lines
-    assert any("torch 2.5.1+cu124: will FAIL (no-image)" in line for line in lines), lines
+    assert any("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090 (sm_120)" in line
+               for line in lines), lines

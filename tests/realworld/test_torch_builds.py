@@ -61,7 +61,8 @@ def test_arch_list_compiled_into_torch_is_the_published_one(sites, env):
 def kb_build(version, tag):
     kb = yaml.safe_load(TORCH_KB.read_text())
     for release in kb["releases"]:
-        if version in release["versions"]:
+        listed = [v["version"] if isinstance(v, dict) else v for v in release["versions"]]
+        if version in listed:
             for build in release["builds"]:
                 if build["tag"] == tag:
                     return build
