@@ -10,9 +10,9 @@
 #include <fstream>
 
 using archfit::check::CheckReport;
-using archfit::check::StackResult;
 using archfit::check::render_plan;
 using archfit::check::shell_quote;
+using archfit::check::StackResult;
 using archfit::compat::Verdict;
 
 namespace {
@@ -22,7 +22,11 @@ namespace {
 // rebuild; a stack that runs gets no step.
 CheckReport failing_report() {
   CheckReport report;
-  report.devices = {archfit::check::DeviceInfo{"GeForce RTX 5090", {12, 0}, true, 0, -1}};
+  archfit::check::DeviceInfo device;
+  device.name = "GeForce RTX 5090";
+  device.cc = {12, 0};
+  device.simulated = true;
+  report.devices = {device};
   StackResult torch;
   torch.name = "PyTorch";
   torch.anchor = "torch";

@@ -38,6 +38,14 @@ std::optional<binary::Version> newest_ptx_isa(const std::vector<const BinaryResu
   return newest;
 }
 
+// A fix that is a sentence and the commands that carry it out.
+Fix fix_of(std::string summary, std::vector<std::string> commands = {}) {
+  Fix fix;
+  fix.summary = std::move(summary);
+  fix.commands = std::move(commands);
+  return fix;
+}
+
 Fix driver_update(const std::string& why, const std::optional<compat::DriverVersion>& needed) {
   Fix fix;
   fix.summary = "Update the NVIDIA driver" +
@@ -68,17 +76,16 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
   const env::Component& which = component.component;
   const std::string arch_list = torch_arch_list(context.report.devices);
   if (which.kind == env::ComponentKind::custom_node) {
-    return {"Rebuild the " + which.name + " node pack's compiled extension for " +
-                device.cc.sm_name() + ", or install a release of it built for this GPU",
-            {"cd \"" + which.root.string() + "\" && TORCH_CUDA_ARCH_LIST=\"" + arch_list +
-             "\" pip install --no-build-isolation --force-reinstall ."}};
+    return fix_of("Rebuild the " + which.name + " node pack's compiled extension for " +
+                      device.cc.sm_name() + ", or install a release of it built for this GPU",
+                  {"cd \"" + which.root.string() + "\" && TORCH_CUDA_ARCH_LIST=\"" + arch_list +
+                   "\" pip install --no-build-isolation --force-reinstall ."});
   }
   if (which.kind == env::ComponentKind::library) {
-    return {which.name + " has no image for " + device.cc.sm_name() +
-                "; replace it with a build for this GPU (nvcc -gencode arch=compute_" +
-                std::to_string(device.cc.sm()) + ",code=sm_" + std::to_string(device.cc.sm()) +
-                ")",
-            {}};
+    return fix_of(which.name + " has no image for " + device.cc.sm_name() +
+                  "; replace it with a build for this GPU (nvcc -gencode arch=compute_" +
+                  std::to_string(device.cc.sm()) + ",code=sm_" + std::to_string(device.cc.sm()) +
+                  ")");
   }
   const std::string key = env::normalize_distribution_name(which.name);
   Fix fix;
@@ -103,8 +110,10 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
         std::string library = knowledge->library_per_cuda;
         library.replace(library.find("{cuda}"), 6, cuda);
         fix.summary = which.name + " " + which.version + " also carries " + library +
-                      ".so, which runs on " + device.cc.sm_name() + ": it loads that copy beside "
-                      "a torch for CUDA " + release + " (as the PyTorch fix may install), or with " +
+                      ".so, which runs on " + device.cc.sm_name() +
+                      ": it loads that copy beside "
+                      "a torch for CUDA " +
+                      release + " (as the PyTorch fix may install), or with " +
                       knowledge->cuda_override_env + "=" + cuda + " when CUDA " + release +
                       "'s runtime is installed";
         return fix;
@@ -119,30 +128,32 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
       if (fix.commands.empty() && !advice->rebuild_command.empty())
         fix.commands.push_back(advice->rebuild_command);
       if (!fix.summary.empty() || !fix.commands.empty()) {
-        if (fix.summary.empty()) fix.summary = "Rebuild " + which.name + " for " + device.cc.sm_name();
+        if (fix.summary.empty())
+          fix.summary = "Rebuild " + which.name + " for " + device.cc.sm_name();
         if (knowledge->name == "xformers") {
           // Image tools use xformers only where it is there.
           fix.alternatives.push_back(
-              {"Remove xformers: ComfyUI and diffusers fall back to PyTorch's own attention",
-               {"pip uninstall -y xformers"}});
+              fix_of("Remove xformers: ComfyUI and diffusers fall back to PyTorch's own attention",
+                     {"pip uninstall -y xformers"}));
         }
         return fix;
       }
     }
   }
   if (kb.packages().is_binary_only(key)) {
-    return {"No installed build of " + which.name + " " + which.version + " has an image for " +
-                device.cc.sm_name() + ", and it is published as binaries only: install a release "
-                "built for this GPU if there is one (pip install -U " + which.name +
-                "), or use another package for this GPU",
-            {}};
+    return fix_of("No installed build of " + which.name + " " + which.version +
+                  " has an image for " + device.cc.sm_name() +
+                  ", and it is published as binaries only: install a release "
+                  "built for this GPU if there is one (pip install -U " +
+                  which.name + "), or use another package for this GPU");
   }
-  return {"No installed build of " + which.name + " " + which.version + " has an image for " +
-              device.cc.sm_name() +
-              "; install a release built for it, or rebuild it from its source distribution for "
-              "this GPU",
-          {"TORCH_CUDA_ARCH_LIST=\"" + arch_list + "\" pip install --no-build-isolation --no-binary " +
-           which.name + " --force-reinstall " + which.name}};
+  return fix_of(
+      "No installed build of " + which.name + " " + which.version + " has an image for " +
+          device.cc.sm_name() +
+          "; install a release built for it, or rebuild it from its source distribution for "
+          "this GPU",
+      {"TORCH_CUDA_ARCH_LIST=\"" + arch_list + "\" pip install --no-build-isolation --no-binary " +
+       which.name + " --force-reinstall " + which.name});
 }
 
 }  // namespace
@@ -155,12 +166,11 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   if (stack.verdict == compat::Verdict::wrong_platform) {
     const auto* architecture = context.kb.architecture(device->cc);
     const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
-    return {"Install " + stack.name + " on the " + device->machine + " machine itself, where pip " +
-                "picks its " + device->machine + " wheels" +
-                (jetson ? "; on Jetson, NVIDIA's PyTorch wheels for your JetPack "
-                          "(https://developer.nvidia.com/embedded/downloads)"
-                        : ""),
-            {}};
+    return fix_of("Install " + stack.name + " on the " + device->machine +
+                  " machine itself, where pip " + "picks its " + device->machine + " wheels" +
+                  (jetson ? "; on Jetson, NVIDIA's PyTorch wheels for your JetPack "
+                            "(https://developer.nvidia.com/embedded/downloads)"
+                          : ""));
   }
   if (stack.verdict == compat::Verdict::driver_too_old) {
     // The driver must know the GPU and run the stack's CUDA major: the

@@ -47,11 +47,10 @@ std::vector<Candidate> candidates_for(const std::vector<DeviceInfo>& devices,
     Candidate candidate{&image, !image.via_ptx, image.needed_driver};
     bool everywhere = true;
     for (size_t d = 1; d < devices.size() && everywhere; ++d) {
-      const auto match = std::find_if(per_device[d].begin(), per_device[d].end(),
-                                      [&](const kb::TorchImage& other) {
-                                        return other.version == image.version &&
-                                               other.build == image.build;
-                                      });
+      const auto match = std::find_if(
+          per_device[d].begin(), per_device[d].end(), [&](const kb::TorchImage& other) {
+            return other.version == image.version && other.build == image.build;
+          });
       if (match == per_device[d].end()) {
         everywhere = false;
         break;
@@ -105,7 +104,9 @@ void add_install(Fix& fix, const kb::TorchImage& image, const InstalledTorchStac
   const std::string label = from_pypi ? "" : "+" + image.build->tag;
   std::vector<std::string> pinned = {"torch==" + image.version->version + label};
   std::vector<std::string> from_pypi_alone;
-  for (const auto& [name, version] : installed.companions) {
+  for (const auto& installed_companion : installed.companions) {
+    // A named reference, not a structured binding: clang 14 cannot capture those.
+    const std::string& name = installed_companion.first;
     const auto companion =
         std::find_if(image.version->companions.begin(), image.version->companions.end(),
                      [&](const kb::Companion& c) { return c.name == name; });
@@ -169,8 +170,8 @@ Fix fix_for(const Candidate& candidate, const std::string& why,
     remove_xformers = xformers == nullptr;
   }
   add_install(fix, image, installed, xformers, remove_xformers);
-  fix.summary = "Install torch " + build_name(image) + companions_phrase(image, installed, xformers) +
-                ": " + why;
+  fix.summary = "Install torch " + build_name(image) +
+                companions_phrase(image, installed, xformers) + ": " + why;
   if (remove_xformers) {
     fix.summary += "; no xformers release for torch " + image.version->version + " runs on " +
                    devices_phrase(devices) +
@@ -210,13 +211,14 @@ std::optional<Fix> same_version_within_driver(const std::vector<DeviceInfo>& dev
   const auto candidates = candidates_for(devices, per_device);
   std::vector<const Candidate*> same;
   for (const auto& candidate : candidates) {
-    if (candidate.image->version->version == release_of(installed.torch) && fits(candidate, driver) &&
-        build_name(*candidate.image) != installed.torch)
+    if (candidate.image->version->version == release_of(installed.torch) &&
+        fits(candidate, driver) && build_name(*candidate.image) != installed.torch)
       same.push_back(&candidate);
   }
   const Candidate* best = pick(same, true, driver);
   if (!best) return std::nullopt;
-  return fix_for(*best, "the same torch built for a CUDA that driver " + driver.to_string() + " runs",
+  return fix_for(*best,
+                 "the same torch built for a CUDA that driver " + driver.to_string() + " runs",
                  devices, driver, installed, kb);
 }
 
@@ -250,7 +252,8 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
       return fix;
     }
     if (device.machine == "aarch64") {
-      fix.summary = device.name + " sits in an aarch64 machine, and the knowledge base lists "
+      fix.summary = device.name +
+                    " sits in an aarch64 machine, and the knowledge base lists "
                     "PyTorch's x86_64 builds only: install PyTorch on that machine, where pip "
                     "picks its aarch64 wheels (https://pytorch.org/get-started/locally/)";
       return fix;
@@ -292,7 +295,8 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
     std::string out;
     std::set<std::string> seen;
     for (const auto& device : devices) {
-      if (seen.insert(device.cc.sm_name()).second) out += (out.empty() ? "" : " and ") + device.cc.sm_name();
+      if (seen.insert(device.cc.sm_name()).second)
+        out += (out.empty() ? "" : " and ") + device.cc.sm_name();
     }
     return out;
   }();
@@ -325,8 +329,8 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
       why += "; " + sm_list + " runs from torch " + oldest + " on";
   }
   if (!installed.torch.empty() && build_name(*primary->image) == installed.torch) {
-    why = "torch " + installed.torch +
-          " itself is built for " + sm_list + ", so reinstall the stack to bring every member in line";
+    why = "torch " + installed.torch + " itself is built for " + sm_list +
+          ", so reinstall the stack to bring every member in line";
   }
   fix = fix_for(*primary, why, devices, driver, installed, kb);
 
@@ -349,16 +353,19 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
         keeping = c;
     }
     if (keeping) {
-      keeping = pick([&] {
-        std::vector<const Candidate*> same;
-        for (const auto* c : pool) {
-          if (c->image->version == keeping->image->version) same.push_back(c);
-        }
-        return same;
-      }(), true, driver);
-      fix.alternatives.push_back(fix_for(
-          *keeping, "the newest build with an xformers release for " + sm_list + ", to keep xformers",
-          devices, driver, installed, kb));
+      keeping = pick(
+          [&] {
+            std::vector<const Candidate*> same;
+            for (const auto* c : pool) {
+              if (c->image->version == keeping->image->version) same.push_back(c);
+            }
+            return same;
+          }(),
+          true, driver);
+      fix.alternatives.push_back(
+          fix_for(*keeping,
+                  "the newest build with an xformers release for " + sm_list + ", to keep xformers",
+                  devices, driver, installed, kb));
     }
   }
   // Within a driver that cannot run the newest build, updating the driver is
