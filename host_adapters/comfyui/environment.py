@@ -35,7 +35,13 @@ def check_arguments():
     from . import binding
 
     host = binding.load().host
-    arguments = {"site_packages": site_packages(), "custom_nodes": custom_nodes()}
+    # The scan index: Pre-flight runs before every queued prompt, and an
+    # unchanged environment's libraries need not be read again.
+    arguments = {
+        "site_packages": site_packages(),
+        "custom_nodes": custom_nodes(),
+        "scan_index": True,
+    }
     gpu = host.gpu_from_environment()
     if gpu:
         arguments["gpu"] = gpu

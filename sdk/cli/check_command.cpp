@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 
@@ -10,6 +11,7 @@
 #include "check/report_json.hpp"
 #include "check_text.hpp"
 #include "env/python_locate.hpp"
+#include "jit/cache/cache_location.hpp"
 #include "progress_line.hpp"
 
 namespace archfit::cli {
@@ -32,10 +34,17 @@ void CheckCommand::add_to(CLI::App& app) {
       "--plan", plan_,
       "Print a shell script that backs up the environment, replaces what fails and checks "
       "again (archfit never runs it)");
-  check->add_flag("--no-plugins", no_plugins_,
-                  "Load no plugins (their probes add facts such as torch's compiled arch flags)");
-  check->add_option("--plugin-path", plugin_paths_,
-                    "Also load plugins from this folder (before ARCHFIT_PLUGIN_PATH)")
+  check->add_flag("--plugins", plugins_,
+                  "Load archfit's plugins and add their probes' facts (torch_probe: the "
+                  "compiled arch flags of the libtorch it was built with); off by default, "
+                  "since a probe may load a framework into archfit");
+  check->add_flag("--no-plugins", no_plugins_, "Load no plugins (the default)");
+  check->add_flag("--no-index", no_index_,
+                  "Read every file again, neither using nor updating the scan index kept in "
+                  "the cache directory (files unchanged since the last check are not re-read)");
+  check
+      ->add_option("--plugin-path", plugin_paths_,
+                   "Load plugins, from this folder too (before ARCHFIT_PLUGIN_PATH)")
       ->allow_extra_args(false);
   check->add_option("paths", paths_, "Further files or directories to judge");
 }
@@ -72,12 +81,38 @@ check::PlanContext CheckCommand::plan_context() const {
   return context;
 }
 
+// Nothing named: the environment the user is in, as bare `archfit check`
+// means it (env::choose_environment), said on the report's first line.
+void CheckCommand::choose_environment(check::CheckOptions& options) {
+  const auto variable = [](const char* name) -> std::string {
+    const char* value = std::getenv(name);
+    return value ? value : "";
+  };
+  const auto chosen = env::choose_environment(fs::current_path(), variable, variable("PATH"));
+  if (!chosen) {
+    throw check::CheckError(
+        "nothing to check: no activated venv ($VIRTUAL_ENV) or conda environment "
+        "($CONDA_PREFIX), no ComfyUI here, and no python3 on PATH; give --venv DIR, --comfyui "
+        "DIR, --python PYTHON, --site-packages DIR, --wheel FILE or paths");
+  }
+  options.site_packages = chosen->site_packages;
+  if (chosen->custom_nodes) options.custom_nodes = chosen->custom_nodes;
+  options.environment = check::EnvironmentChoice{chosen->source, chosen->where, chosen->python};
+}
+
 int CheckCommand::run() const {
   try {
     check::CheckOptions options = probe_.check_options("archfit check", std::cerr);
     for (const auto& path : paths_) options.paths.emplace_back(path);
+    if (options.site_packages.empty() && !options.custom_nodes && options.wheels.empty() &&
+        options.paths.empty())
+      choose_environment(options);
     options.confirm = confirm_;
-    if (!no_plugins_) {
+    if (!no_index_) {
+      std::string why;  // no cache directory: every file is read, as with --no-index
+      options.scan_index_dir = jit::cache_dir_from_environment(why);
+    }
+    if ((plugins_ || !plugin_paths_.empty()) && !no_plugins_) {
       options.plugins.emplace();
       options.plugins->paths.assign(plugin_paths_.begin(), plugin_paths_.end());
     }
@@ -89,7 +124,11 @@ int CheckCommand::run() const {
       report = check::run_check(options);
     }
     if (plan_) {
-      std::cout << check::render_plan(report, plan_context());
+      auto context = plan_context();
+      // The chosen environment's own interpreter runs the plan's pip.
+      if (context.python.empty() && report.environment)
+        context.python = report.environment->python.string();
+      std::cout << check::render_plan(report, context);
     } else if (json_) {
       std::cout << check::check_document(report).dump(2, ' ', false,
                                                       nlohmann::json::error_handler_t::replace)

@@ -18,13 +18,16 @@ class CheckCommand {
 
  private:
   check::PlanContext plan_context() const;
+  static void choose_environment(check::CheckOptions& options);
   ProbeOptions probe_;
   std::vector<std::string> paths_;
   bool json_ = false;
   bool details_ = false;
   bool plan_ = false;
   bool confirm_ = false;
+  bool plugins_ = false;
   bool no_plugins_ = false;
+  bool no_index_ = false;
   std::vector<std::string> plugin_paths_;
   bool progress_ = false;
   bool no_progress_ = false;

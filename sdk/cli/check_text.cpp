@@ -17,12 +17,14 @@ struct Paint {
 };
 
 const char* mark(compat::Verdict verdict) {
+  if (verdict == compat::Verdict::unknown) return "?";
   if (compat::is_failure(verdict)) return "✗";
   if (compat::is_warning(verdict)) return "!";
   return "✓";
 }
 
 const char* mark_color(compat::Verdict verdict) {
+  if (verdict == compat::Verdict::unknown) return "2";
   if (compat::is_failure(verdict)) return "31";
   if (compat::is_warning(verdict)) return "33";
   return "32";
@@ -116,12 +118,19 @@ void print_stack(std::ostream& out, const check::StackResult& stack,
 void print_check_text(std::ostream& out, const check::CheckReport& report, bool color,
                       bool details) {
   const Paint paint{color};
+  if (report.environment) {
+    out << "env     " << report.environment->where.string() << "  "
+        << paint("2", "(" + report.environment->source + ")") << '\n';
+  }
   for (const auto& device : report.devices) {
     out << "GPU     " << device.name << " (" << device.cc.sm_name() << ", compute capability "
         << device.cc.to_string() << (device.simulated ? ", simulated" : "")
         << (device.machine.empty() ? "" : ", " + device.machine) << ")\n";
   }
-  if (report.devices.empty()) out << "GPU     none\n";
+  if (report.devices.empty()) {
+    out << "GPU     none: " << report.no_gpu
+        << "; name one to ask about it (--gpu \"RTX 5090\", --gpu sm_120)\n";
+  }
   out << "driver  ";
   if (report.driver.version.empty()) {
     out << "unknown (verdicts on PTX assume a new enough driver)";
@@ -141,8 +150,7 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
     for (const auto& library : report.libraries) {
       out << "lib     lib" << library.name << ".so"
           << (library.version.empty() ? "" : "." + library.version) << "  "
-          << paint("2", library.path.parent_path().string() + " (" + library.origin + ")")
-          << '\n';
+          << paint("2", library.path.parent_path().string() + " (" + library.origin + ")") << '\n';
     }
   }
   for (const auto& probe : report.probes) {
@@ -167,13 +175,14 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
       const compat::Verdict shown = loaded ? component.verdict : compat::Verdict::native;
       out << "  " << paint(mark_color(shown), std::string(mark(shown))) << " " << title << "  "
           << compat::to_string(component.verdict)
-          << (loaded ? "" : component.reach == check::Reach::feature ? ", feature only"
-                                                                     : ", not loaded")
+          << (loaded                                     ? ""
+              : component.reach == check::Reach::feature ? ", feature only"
+                                                         : ", not loaded")
           << (component.stack.empty() ? "" : "  (" + component.stack + ")") << '\n';
       for (const auto& binary : component.binaries) {
         out << "      " << binary.path.filename().string() << "  "
-            << compat::to_string(binary.judgement.verdict) << ", "
-            << check::to_string(binary.reach) << ": " << binary.reach_reason << '\n';
+            << compat::to_string(binary.judgement.verdict) << ", " << check::to_string(binary.reach)
+            << ": " << binary.reach_reason << '\n';
       }
       std::vector<const check::BinaryResult*> binaries;
       for (const auto& binary : component.binaries) binaries.push_back(&binary);
@@ -206,9 +215,9 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
   const auto colon = summary.find(':');
   const char* code = report.verdict == check::OverallVerdict::fits    ? "32"
                      : report.verdict == check::OverallVerdict::fails ? "31"
-                                                                       : "33";
-  out << paint(code, summary.substr(0, colon)) << (colon == std::string::npos ? "" : summary.substr(colon))
-      << '\n';
+                                                                      : "33";
+  out << paint(code, summary.substr(0, colon))
+      << (colon == std::string::npos ? "" : summary.substr(colon)) << '\n';
 }
 
 }  // namespace archfit::cli

@@ -3,7 +3,10 @@
 // PTX, fastops with compute_90 PTX only.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstddef>
+#include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -121,4 +124,37 @@ TEST_F(CheckApi, WheelsAreReadOnlyWhenTheCallersStructHasThem) {
   ASSERT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
   EXPECT_EQ(archfit_report_verdict(report), ARCHFIT_FITS);
   archfit_report_destroy(report);
+}
+
+// A host that checks before every run (ComfyUI's Pre-flight) asks for the
+// scan index: the second check reads no library. A caller built before the
+// field existed passes a struct_size that stops short of it: no index.
+TEST_F(CheckApi, TheScanIndexIsKeptOnlyWhenAskedFor) {
+  const std::filesystem::path cache =
+      std::filesystem::temp_directory_path() / ("archfit_capi_index_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(cache);
+  ::setenv("ARCHFIT_CACHE_DIR", cache.c_str(), 1);
+  options_.gpu = "RTX 5090";
+  const auto scan_of = [&] {
+    archfit_report* report = nullptr;
+    EXPECT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
+    const char* json = nullptr;
+    EXPECT_EQ(archfit_report_json(report, &json), ARCHFIT_OK);
+    auto scan = nlohmann::json::parse(json)["scan"];
+    archfit_report_destroy(report);
+    return scan;
+  };
+  options_.scan_index = 1;
+  options_.struct_size = offsetof(archfit_check_options, scan_index);
+  EXPECT_EQ(scan_of()["reused"], 0);
+  EXPECT_FALSE(std::filesystem::exists(cache / "scan-index"));
+  options_.struct_size = sizeof options_;
+  const auto first = scan_of();
+  EXPECT_EQ(first["reused"], 0) << first;
+  EXPECT_TRUE(std::filesystem::exists(cache / "scan-index"));
+  const auto second = scan_of();
+  EXPECT_GT(second["files"].get<int>(), 0);
+  EXPECT_EQ(second["reused"], second["files"]) << second;
+  ::unsetenv("ARCHFIT_CACHE_DIR");
+  std::filesystem::remove_all(cache);
 }

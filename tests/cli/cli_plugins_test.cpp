@@ -14,17 +14,19 @@ const std::string kPlugins = ARCHFIT_TEST_PLUGIN_DIR;
 }  // namespace
 
 TEST(CliPlugins, ListsLoadedAndRejectedWithReasonsAndExitsOneWhenSomeAreRejected) {
-  const auto result = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --json --path '" +
-                                                                   kPlugins + "'");
+  const auto result =
+      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --json --path '" + kPlugins + "'");
   EXPECT_EQ(result.exit_code, 1) << result.out;
   const auto json = nlohmann::json::parse(result.out);
   // The test plugins' good one, and the build's own (imagegen_ops, and
   // torch_probe where libtorch was found) when built.
   nlohmann::json good;
   for (const auto& plugin : json["loaded"]) {
-    if (plugin["name"] == "good") good = plugin;
-    else EXPECT_TRUE(plugin["name"] == "imagegen_ops" || plugin["name"] == "torch_probe")
-        << plugin["name"];
+    if (plugin["name"] == "good")
+      good = plugin;
+    else
+      EXPECT_TRUE(plugin["name"] == "imagegen_ops" || plugin["name"] == "torch_probe")
+          << plugin["name"];
   }
   ASSERT_FALSE(good.is_null()) << result.out;
   EXPECT_EQ(good["modules"][0]["entry_points"][0], "scale");
@@ -47,8 +49,8 @@ TEST(CliPlugins, OnlyGoodPluginsExitZero) {
   EXPECT_EQ(none.out.find("/no/such/dir"), std::string::npos) << none.out;
 }
 
-// `archfit check` loads the plugins and shows their probes; --no-plugins
-// loads none. Over the demo environment on a simulated RTX 5090.
+// `archfit check --plugin-path` loads the plugins and shows their probes;
+// --no-plugins loads none. Over the demo environment on a simulated RTX 5090.
 TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
   const std::string check = "check --json --gpu sm_120 --site-packages '" +
                             std::string(ARCHFIT_DEMO_SITE) + "' --plugin-path '" + kPlugins +
@@ -77,14 +79,25 @@ TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
 // torch_probe, built against Debian's CPU-only libtorch 1.13.1, loaded from
 // the build's plugin folder as an installed archfit loads it from its own.
 TEST(CliPlugins, TorchProbeSaysWhichLibtorchAndThatItIsCpuOnly) {
-  const auto result = run_archfit_with(
-      "ARCHFIT_PLUGIN_PATH= ",
-      "check --gpu sm_120 --site-packages '" + std::string(ARCHFIT_DEMO_SITE) + "'");
+  const auto result =
+      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "check --plugins --gpu sm_120 --site-packages '" +
+                                                    std::string(ARCHFIT_DEMO_SITE) + "'");
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_NE(result.out.find("probe   torch_probe: libtorch 1.13"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("a CPU-only build (no CUDA kernels); not the environment's torch "
                             "2.5.1+cu124"),
             std::string::npos)
       << result.out;
+}
+
+// By default no plugin is loaded: a probe may load a framework (torch_probe
+// loads Debian's libtorch, which is not the environment's torch).
+TEST(CliPlugins, ACheckLoadsNoPluginUnlessAsked) {
+  const auto result =
+      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "check --json --gpu sm_120 --site-packages '" +
+                                                    std::string(ARCHFIT_DEMO_SITE) + "'");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  const auto report = nlohmann::json::parse(result.out.substr(result.out.find('{')));
+  EXPECT_TRUE(report["probes"].empty()) << report["probes"].dump();
 }
 #endif

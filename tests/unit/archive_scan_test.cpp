@@ -63,20 +63,6 @@ const FileScan* find(const std::vector<FileScan>& files, const std::string& path
 
 }  // namespace
 
-TEST(ArchiveMembers, SharedLibrariesCubinsFatbinsAndPtxMayHoldDeviceCode) {
-  using archfit::binary::may_hold_device_code;
-  EXPECT_TRUE(may_hold_device_code("torch/lib/libtorch_cuda.so"));
-  EXPECT_TRUE(may_hold_device_code("nvidia/cuda_nvrtc/lib/libnvrtc.so.12"));
-  EXPECT_TRUE(may_hold_device_code("pkg/kernels/k.cubin"));
-  EXPECT_TRUE(may_hold_device_code("pkg/kernels/k.FATBIN"));
-  EXPECT_TRUE(may_hold_device_code("pkg/k.ptx"));
-  EXPECT_FALSE(may_hold_device_code("torch/__init__.py"));
-  EXPECT_FALSE(may_hold_device_code("torch/lib/torch_cuda.dll"));  // PE: not read
-  EXPECT_FALSE(may_hold_device_code("pkg/sonnet.txt"));
-  EXPECT_TRUE(archfit::binary::is_wheel("a/Torch-2.5.1-cp311-cp311-linux_x86_64.WHL"));
-  EXPECT_FALSE(archfit::binary::is_wheel("a/torch.zip"));
-}
-
 TEST_F(ArchiveScan, AWheelsLibrariesGiveTheSameImagesAsTheFilesThemselves) {
   const fs::path wheel = make_wheel();
   const auto result = scan_tree({wheel});

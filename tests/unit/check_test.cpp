@@ -127,10 +127,19 @@ TEST_F(CheckTest, WithoutAGpuTheReportSaysSoAndJudgesNothing) {
   const auto report = run_check(options_);
   EXPECT_TRUE(report.devices.empty());
   EXPECT_EQ(report.verdict, OverallVerdict::unknown);
-  std::string findings;
-  for (const auto& f : report.findings) findings += f + "\n";
-  EXPECT_NE(findings.find("No NVIDIA driver"), std::string::npos) << findings;
-  EXPECT_NE(findings.find("pass --gpu"), std::string::npos) << findings;
+  // One sentence on why, not a finding per probe step.
+  EXPECT_NE(report.no_gpu.find("no NVIDIA driver"), std::string::npos) << report.no_gpu;
+  // Nothing judged is nothing passed: every verdict is unknown.
+  ASSERT_FALSE(report.components.empty());
+  for (const auto& component : report.components) {
+    EXPECT_EQ(component.verdict, archfit::compat::Verdict::unknown) << component.component.name;
+    for (const auto& binary : component.binaries)
+      EXPECT_EQ(binary.judgement.verdict, archfit::compat::Verdict::unknown) << binary.path;
+  }
+  for (const auto& stack : report.stacks)
+    EXPECT_EQ(stack.verdict, archfit::compat::Verdict::unknown) << stack.name;
+  EXPECT_NE(report.summary.find("unknown: no GPU to judge against"), std::string::npos)
+      << report.summary;
 }
 
 TEST_F(CheckTest, JsonIsTheVersionedCheckDocument) {

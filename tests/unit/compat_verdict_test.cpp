@@ -23,6 +23,7 @@ TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
       {Verdict::no_device_code, "no-device-code"},
       {Verdict::driver_too_old, "driver-too-old"},
       {Verdict::wrong_platform, "wrong-platform"},
+      {Verdict::unknown, "unknown"},
   };
   for (const auto& [verdict, name] : names) {
     EXPECT_EQ(archfit::compat::to_string(verdict), name);
@@ -48,9 +49,9 @@ TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
 
 TEST(CompatVerdict, RanksWorstFirstFromWrongPlatformToNoDeviceCode) {
   const std::vector<Verdict> worst_first = {
-      Verdict::wrong_platform, Verdict::no_image, Verdict::driver_too_old,
-      Verdict::ptx_too_new_for_driver, Verdict::ptx_jit, Verdict::native,
-      Verdict::relocatable_only, Verdict::no_device_code};
+      Verdict::wrong_platform,         Verdict::no_image,      Verdict::driver_too_old,
+      Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,       Verdict::native,
+      Verdict::relocatable_only,       Verdict::no_device_code};
   for (std::size_t i = 1; i < worst_first.size(); ++i) {
     EXPECT_GT(badness(worst_first[i - 1]), badness(worst_first[i]))
         << archfit::compat::to_string(worst_first[i - 1]) << " vs "

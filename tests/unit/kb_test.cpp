@@ -116,6 +116,19 @@ TEST(KnowledgeBase, ResolvesGpuNamesForgivingly) {
   EXPECT_FALSE(spark.entry->provenance.source.empty());
 }
 
+// A check loads everything but errors.yaml, which only explain reads.
+TEST(KnowledgeBase, ACheckLoadsEverythingButTheErrorSignatures) {
+  const KnowledgeBase& full = real_kb();
+  const KnowledgeBase for_check =
+      load_knowledge_base(kSourceKb, archfit::kb::KbParts::without_error_signatures);
+  EXPECT_FALSE(full.error_signatures().empty());
+  EXPECT_TRUE(for_check.error_signatures().empty());
+  EXPECT_EQ(for_check.gpus().size(), full.gpus().size());
+  EXPECT_EQ(for_check.torch_releases().size(), full.torch_releases().size());
+  EXPECT_EQ(for_check.components().size(), full.components().size());
+  EXPECT_EQ(for_check.resolve_gpu("RTX 5090").cc, full.resolve_gpu("RTX 5090").cc);
+}
+
 TEST(KnowledgeBase, ResolvesCapabilitiesAsWrittenByUsers) {
   const auto& kb = real_kb();
   const auto sm121 = kb.resolve_gpu("sm_121");
@@ -303,7 +316,7 @@ TEST(KnowledgeBase, FindsTheOldestTorchWithAnImageForADevice) {
   EXPECT_EQ(rtx50->version->version + "+" + rtx50->tag->tag, "2.7.0+cu128");
   EXPECT_FALSE(rtx50->via_ptx);
   EXPECT_EQ(rtx50->arch, 120u);
-  EXPECT_FALSE(rtx50->on_pypi);  // PyPI's 2.7.0 is the cu126 build
+  EXPECT_FALSE(rtx50->on_pypi);                           // PyPI's 2.7.0 is the cu126 build
   EXPECT_EQ(rtx50->min_driver.to_string(), "525.60.13");  // cu128's minor-version floor
   ASSERT_TRUE(rtx50->needed_driver);
   // …but no driver before CUDA 12.8's knows an sm_120 GPU.
@@ -564,7 +577,8 @@ TEST(KbLoader, ErrorFixStepsAreTextOrStepsWithAConditionItKnows) {
   EXPECT_EQ(fix[1].about, "torch");
   EXPECT_FALSE(fix[1].unless_checked);
   EXPECT_TRUE(fix[2].unless_checked);
-  const auto unknown = format_error("errors.yaml", signature + "      - {step: s, unless: rainy}\n");
+  const auto unknown =
+      format_error("errors.yaml", signature + "      - {step: s, unless: rainy}\n");
   EXPECT_EQ(unknown.field(), "signatures[0].fix[0].unless");
   EXPECT_NE(unknown.problem().find("rainy"), std::string::npos);
   EXPECT_EQ(format_error("errors.yaml", signature + "      - {about: torch}\n").field(),

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -61,6 +62,25 @@ TEST_F(SitePackagesTest, AttributesEachFileToTheDistributionWhoseRecordListsIt) 
   EXPECT_EQ(site.owner_of(root_ / "torch/lib/libtorch_cuda.so")->name, "torch");
   EXPECT_EQ(site.owner_of(root_ / "stray" / "ext.so"), nullptr);
   EXPECT_TRUE(site.problems.empty()) << site.problems.front().message;
+}
+
+// Only what the scan reads is kept from a RECORD: a torch venv's list 17,000
+// files, most of them sources and headers no one asks the owner of.
+TEST_F(SitePackagesTest, KeepsOnlyTheRecordedFilesThatMayHoldDeviceCode) {
+  install("torch", "2.8.0",
+          {"torch/__init__.py", "torch/include/ATen/ATen.h", "torch/lib/libtorch_cuda.so",
+           "torch/lib/libnvrtc-builtins.so.12.8", "torch/share/kernels.ptx"});
+  const auto site = read_site_packages(root_);
+  ASSERT_EQ(site.distributions.size(), 1u);
+  std::vector<std::string> kept;
+  for (const auto& file : site.distributions[0].files)
+    kept.push_back(fs::path(file).lexically_relative(root_).string());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept,
+            (std::vector<std::string>{"torch/lib/libnvrtc-builtins.so.12.8",
+                                      "torch/lib/libtorch_cuda.so", "torch/share/kernels.ptx"}));
+  EXPECT_EQ(site.owner_of(root_ / "torch" / "__init__.py"), nullptr);
+  EXPECT_EQ(site.owner_of(root_ / "torch/share/kernels.ptx")->name, "torch");
 }
 
 TEST_F(SitePackagesTest, ReadsTorchVersionAndCudaTagWithoutImportingTorch) {

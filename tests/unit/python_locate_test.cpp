@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <optional>
 
 namespace fs = std::filesystem;
 using archfit::env::locate_comfyui;
@@ -111,4 +113,114 @@ TEST_F(PythonLocate, FindsComfyuiCheckoutsAndThePortableBuild) {
 
   EXPECT_NE(error_of([&] { locate_comfyui(dir("elsewhere")); }).find("is not a ComfyUI install"),
             std::string::npos);
+}
+
+// Bare `archfit check`: which environment it means, in the order a user expects.
+class ChooseEnvironment : public PythonLocate {
+ protected:
+  std::map<std::string, std::string> variables_;
+  std::optional<archfit::env::ChosenEnvironment> choose(const fs::path& cwd,
+                                                        const std::string& path = "") {
+    return archfit::env::choose_environment(
+        cwd,
+        [&](const char* name) {
+          const auto found = variables_.find(name);
+          return found == variables_.end() ? std::string() : found->second;
+        },
+        path);
+  }
+  // A venv with an interpreter that reports `site` as its sys.path.
+  fs::path venv(const std::string& relative) {
+    const fs::path site = dir(relative + "/lib/python3.12/site-packages");
+    dir(relative + "/bin");
+    script(relative + "/bin/python", "echo " + site.string());
+    return root_ / relative;
+  }
+};
+
+TEST_F(ChooseEnvironment, AnActivatedVenvWinsOverTheComfyuiTheUserStandsIn) {
+  dir("ComfyUI/custom_nodes/pack");
+  std::ofstream(root_ / "ComfyUI" / "main.py") << "";
+  venv("ComfyUI/venv");
+  const fs::path activated = venv("other");
+  variables_["VIRTUAL_ENV"] = activated.string();
+  variables_["CONDA_PREFIX"] = venv("conda").string();
+  const auto chosen = choose(root_ / "ComfyUI" / "custom_nodes" / "pack");
+  ASSERT_TRUE(chosen);
+  EXPECT_EQ(chosen->source, "$VIRTUAL_ENV");
+  EXPECT_EQ(chosen->where, activated);
+  EXPECT_EQ(chosen->site_packages,
+            std::vector<fs::path>{activated / "lib" / "python3.12" / "site-packages"});
+  EXPECT_EQ(chosen->python, activated / "bin" / "python");
+  EXPECT_FALSE(chosen->custom_nodes);
+
+  variables_.erase("VIRTUAL_ENV");
+  const auto conda = choose(root_);
+  ASSERT_TRUE(conda);
+  EXPECT_EQ(conda->source, "$CONDA_PREFIX");
+  EXPECT_EQ(conda->where, root_ / "conda");
+}
+
+TEST_F(ChooseEnvironment, AVariableNamingNoEnvironmentIsAnErrorNamingIt) {
+  variables_["VIRTUAL_ENV"] = dir("deleted-venv").string();
+  const std::string error = error_of([&] { choose(root_); });
+  EXPECT_NE(error.find("$VIRTUAL_ENV names " + (root_ / "deleted-venv").string()),
+            std::string::npos)
+      << error;
+  EXPECT_NE(error.find("deactivate it"), std::string::npos) << error;
+}
+
+TEST_F(ChooseEnvironment, FindsTheComfyuiAboveTheWorkingFolder) {
+  // The portable build: ComfyUI/ beside python_embeded/, entered anywhere.
+  dir("portable/ComfyUI/custom_nodes/pack/src");
+  std::ofstream(root_ / "portable" / "ComfyUI" / "main.py") << "";
+  const fs::path embedded = dir("portable/python_embeded/Lib/site-packages");
+  for (const fs::path& cwd : {root_ / "portable", root_ / "portable" / "ComfyUI",
+                              root_ / "portable" / "ComfyUI" / "custom_nodes" / "pack" / "src"}) {
+    const auto chosen = choose(cwd);
+    ASSERT_TRUE(chosen) << cwd;
+    EXPECT_EQ(chosen->source, "ComfyUI portable") << cwd;
+    EXPECT_EQ(chosen->where, root_ / "portable") << cwd;
+    EXPECT_EQ(chosen->site_packages, std::vector<fs::path>{embedded}) << cwd;
+    EXPECT_EQ(chosen->custom_nodes, root_ / "portable" / "ComfyUI" / "custom_nodes") << cwd;
+  }
+
+  // A checkout with its venv inside.
+  dir("checkout/custom_nodes");
+  std::ofstream(root_ / "checkout" / "main.py") << "";
+  const fs::path venv_dir = venv("checkout/.venv");
+  const auto checkout = choose(root_ / "checkout" / "custom_nodes");
+  ASSERT_TRUE(checkout);
+  EXPECT_EQ(checkout->source, "ComfyUI");
+  EXPECT_EQ(checkout->where, root_ / "checkout");
+  EXPECT_EQ(checkout->python, venv_dir / "bin" / "python");
+}
+
+TEST_F(ChooseEnvironment, OtherwiseThePython3OnPathWithTheComfyuiItRuns) {
+  const fs::path site = dir("system/site-packages");
+  dir("bin-empty");
+  dir("bin-plain");
+  script("bin-plain/python3", "echo wrong", false);  // not executable: skipped
+  dir("bin");
+  const fs::path python = script("bin/python3", "echo " + site.string());
+  const std::string path = ":" + (root_ / "bin-empty").string() + ":" +
+                           (root_ / "bin-plain").string() + ":" + (root_ / "bin").string();
+  const auto plain = choose(dir("somewhere"), path);
+  ASSERT_TRUE(plain);
+  EXPECT_EQ(plain->source, "python3 on PATH");
+  EXPECT_EQ(plain->where, python);
+  EXPECT_EQ(plain->python, python);
+  EXPECT_EQ(plain->site_packages, std::vector<fs::path>{site});
+  EXPECT_FALSE(plain->custom_nodes);
+
+  // A ComfyUI with no Python of its own runs on that python3.
+  dir("bare/custom_nodes");
+  std::ofstream(root_ / "bare" / "main.py") << "";
+  const auto bare = choose(root_ / "bare" / "custom_nodes", path);
+  ASSERT_TRUE(bare);
+  EXPECT_EQ(bare->source, "ComfyUI at " + (root_ / "bare").string() + ", python3 on PATH");
+  EXPECT_EQ(bare->custom_nodes, root_ / "bare" / "custom_nodes");
+  EXPECT_EQ(bare->site_packages, std::vector<fs::path>{site});
+
+  EXPECT_FALSE(choose(root_ / "somewhere", (root_ / "bin-empty").string()));
 }

@@ -120,12 +120,16 @@ export function checklist(report) {
   const lines = [];
   for (const device of report.devices ?? [])
     lines.push({ text: `GPU ${device.name} (sm_${device.sm})`, ok: null });
+  if (report.schema && !(report.devices ?? []).length)
+    lines.push({ text: "GPU none: nothing judged (set ARCHFIT_GPU to ask about one)", ok: null });
   const units = report.stacks ?? report.components ?? [];
   for (const unit of units) {
     const blocks = unit.blocks ?? !(unit.verdict === "native" || unit.verdict === "ptx-jit");
+    // With no GPU nothing was judged: neither a pass nor a failure.
+    const judged = unit.verdict !== "unknown" && (report.devices ?? []).length > 0;
     lines.push({
-      text: `${blocks ? "✗" : "✓"} ${unit.name} ${unit.version ?? ""} — ${unit.verdict}`,
-      ok: !blocks,
+      text: `${!judged ? "?" : blocks ? "✗" : "✓"} ${unit.name} ${unit.version ?? ""} — ${unit.verdict}`,
+      ok: judged ? !blocks : null,
     });
     const command = unit.fix?.commands?.[0];
     if (blocks && command) lines.push({ text: `    ${command}`, ok: null });

@@ -42,7 +42,9 @@ except Exception as error:  # noqa: BLE001 - InvokeAI must start whatever happen
 
 
 def _check(gpu=None):
-    arguments = {"site_packages": host.site_packages()}
+    # The scan index: a graph may run this node every time, and an
+    # unchanged environment's libraries need not be read again.
+    arguments = {"site_packages": host.site_packages(), "scan_index": True}
     if gpu:
         arguments["gpu"] = gpu
     return archfit.check(**arguments)

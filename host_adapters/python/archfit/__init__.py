@@ -145,6 +145,7 @@ def _check_options(
     wheels: Union[PathArg, Sequence[PathArg]] = (),
     kb_dir: Optional[PathArg] = None,
     confirm: bool = False,
+    scan_index: bool = False,
 ):
     """archfit_check_options for these arguments, and the objects whose
     memory it points into (kept alive by the caller until the call returns)."""
@@ -171,6 +172,7 @@ def _check_options(
         wheels=ctypes.cast(wheel_array, ctypes.POINTER(ctypes.c_char_p)),
         wheels_count=wheels_count,
         confirm=1 if confirm else 0,
+        scan_index=1 if scan_index else 0,
     )
     return options, keep
 
@@ -184,16 +186,20 @@ def check(
     wheels: Union[PathArg, Sequence[PathArg]] = (),
     kb_dir: Optional[PathArg] = None,
     confirm: bool = False,
+    scan_index: bool = False,
 ) -> Report:
     """Checks every CUDA binary under the given places against a GPU: the
     real ones (gpu=None) or a named one ("RTX 5090", "sm_120", "12.0").
+    scan_index=True keeps what was read in the user cache and reuses it, so
+    a check of an unchanged environment reads no library again (a host that
+    checks before every run wants it).
     A failing environment is a Report whose verdict is "fails"; ArchfitError
     is raised only when the check cannot run (an unknown GPU name, nothing
     to check, an unreadable knowledge base)."""
     cdll = _library.load().cdll
     context = _get_context()
     options, keep = _check_options(
-        gpu, driver, site_packages, custom_nodes, paths, wheels, kb_dir, confirm
+        gpu, driver, site_packages, custom_nodes, paths, wheels, kb_dir, confirm, scan_index
     )
     report = _capi.ReportP()
     _raise_for(

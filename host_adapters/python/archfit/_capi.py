@@ -61,6 +61,8 @@ class CheckOptions(_Sized):
         ("wheels", POINTER(c_char_p)),
         ("wheels_count", c_size_t),
         ("confirm", c_int),
+        ("plugins", c_int),
+        ("scan_index", c_int),
     ]
 
 

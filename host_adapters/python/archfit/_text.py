@@ -18,6 +18,8 @@ def _mark(item: Mapping[str, Any]) -> str:
     """✗ where the core says it blocks, ! where it warns (a first run that
     JIT-compiles), ✓ otherwise. A document from before these fields: the
     two verdicts that failed then."""
+    if item.get("verdict") == "unknown":
+        return "?"  # no GPU to judge it on
     if "blocks" in item:
         return "✗" if item.get("blocks") else "!" if item.get("warns") else "✓"
     return "✗" if item.get("verdict") in ("no-image", "ptx-too-new-for-driver") else "✓"
@@ -93,8 +95,10 @@ def report_text(document: Mapping[str, Any]) -> str:
 
     summary = document.get("summary")
     if document.get("verdict") == "unknown" or not judged:
-        lines.append("unknown: no GPU to judge against; name one to ask about it "
-                     "(ARCHFIT_GPU=\"RTX 5090\" for the host adapters, --gpu on the command line)")
+        lines.append(summary if summary and summary.startswith("unknown")
+                     else "unknown: no GPU to judge against")
+        lines.append("name one to ask about it (ARCHFIT_GPU=\"RTX 5090\" for the host adapters, "
+                     "--gpu on the command line)")
     elif summary:
         lines.append(summary)
     elif document.get("verdict") == "fits":

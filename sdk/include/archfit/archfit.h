@@ -220,6 +220,12 @@ typedef struct archfit_check_options {
    * report's "probes". Zero loads none: a host that runs torch itself knows
    * more than a probe that loads a libtorch of its own. */
   int plugins;
+  /* Added in 0.1 after plugins: non-zero keeps a scan index in the user
+   * cache (ARCHFIT_CACHE_DIR, else $XDG_CACHE_HOME/archfit, else
+   * ~/.cache/archfit) and reuses it, so a file unchanged since the last check
+   * (same path, size, mtime, ctime and inode) is not read again. A host that
+   * checks before every run (ComfyUI's Pre-flight) wants it. */
+  int scan_index;
 } archfit_check_options;
 
 typedef enum archfit_overall_verdict {
@@ -283,8 +289,7 @@ ARCHFIT_API int archfit_report_stack_blocks(const archfit_report* report,
  * commands in order, `command` from 0; NULL past the last. */
 ARCHFIT_API const char* archfit_report_stack_fix(const archfit_report* report,
                                                  size_t index) ARCHFIT_NOEXCEPT;
-ARCHFIT_API const char* archfit_report_stack_fix_command(const archfit_report* report,
-                                                         size_t index,
+ARCHFIT_API const char* archfit_report_stack_fix_command(const archfit_report* report, size_t index,
                                                          size_t command) ARCHFIT_NOEXCEPT;
 
 /* ---- diagnosing an error ----------------------------------------------------
@@ -359,8 +364,8 @@ ARCHFIT_API const char* archfit_diagnosis_evidence(const archfit_diagnosis* diag
                                                    size_t index) ARCHFIT_NOEXCEPT;
 /* The diagnosis as an archfit.diagnosis/1 JSON document (UTF-8: bytes of the
  * input that are not are replaced); borrowed: lives as long as the diagnosis. */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_diagnosis_json(
-    const archfit_diagnosis* diagnosis, const char** out_json) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_diagnosis_json(const archfit_diagnosis* diagnosis, const char** out_json) ARCHFIT_NOEXCEPT;
 
 /* ---- kernel modules: prebuilt images, else NVRTC, through the cache -------
  *
@@ -493,10 +498,9 @@ ARCHFIT_API const char* archfit_plugin_set_module_name(const archfit_plugin_set*
  * name a loaded plugin offers (the first, in the order found); when none
  * does, ARCHFIT_ERROR_INVALID_ARGUMENT, with the modules that are offered in
  * archfit_last_error(). */
-ARCHFIT_NODISCARD ARCHFIT_API archfit_status
-archfit_plugin_set_module_create(archfit_context* context, const archfit_plugin_set* set,
-                                 const char* module_name,
-                                 archfit_module** out_module) ARCHFIT_NOEXCEPT;
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_plugin_set_module_create(
+    archfit_context* context, const archfit_plugin_set* set, const char* module_name,
+    archfit_module** out_module) ARCHFIT_NOEXCEPT;
 
 /* The rejected plugins: each one's path and the reason, borrowed; NULL for an
  * index out of range. */

@@ -1,30 +1,6 @@
 #include "archive_scan.hpp"
 
-#include <algorithm>
-#include <cctype>
-
 namespace archfit::binary {
-
-namespace fs = std::filesystem;
-
-namespace {
-
-bool ends_with_ignoring_case(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         std::equal(suffix.begin(), suffix.end(), text.end() - suffix.size(),
-                    [](char a, char b) { return std::tolower(a) == std::tolower(b); });
-}
-
-}  // namespace
-
-bool is_wheel(const fs::path& path) { return ends_with_ignoring_case(path.native(), ".whl"); }
-
-bool may_hold_device_code(std::string_view name) {
-  const std::string_view file = name.substr(name.rfind('/') + 1);
-  for (const std::string_view suffix : {".so", ".cubin", ".fatbin", ".ptx"})
-    if (ends_with_ignoring_case(file, suffix)) return true;
-  return file.find(".so.") != std::string_view::npos;  // libnvrtc.so.12
-}
 
 std::unique_ptr<ZipArchive> ZipReaderPool::acquire() {
   {

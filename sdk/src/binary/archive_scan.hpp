@@ -9,18 +9,11 @@
 #include <string_view>
 #include <vector>
 
+#include "file_names.hpp"
 #include "scanner.hpp"
 #include "zip_archive.hpp"
 
 namespace archfit::binary {
-
-// The archives scan_tree opens when they are named: Python wheels.
-bool is_wheel(const std::filesystem::path& path);
-
-// By name, as a wheel lays them out: shared libraries (.so, .so.N), cubins,
-// fatbins and PTX files. Windows wheels' .pyd/.dll are PE files, which the
-// scanner does not read.
-bool may_hold_device_code(std::string_view member_name);
 
 // Largest uncompressed member read into memory; a bigger one is reported,
 // not read (a zip bomb must not take the host process down).

@@ -1,6 +1,10 @@
 #pragma once
 // Scans files and directory trees on all cores.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "scan_progress.hpp"
@@ -8,17 +12,61 @@
 
 namespace archfit::binary {
 
+// One version of a file on disk. A file rewritten in place changes its size,
+// mtime or ctime (which no one can set back); one replaced, as pip replaces
+// files, changes its inode.
+struct FileStamp {
+  uint64_t size = 0;
+  int64_t mtime_ns = 0;
+  int64_t ctime_ns = 0;
+  uint64_t device = 0;
+  uint64_t inode = 0;
+  friend bool operator==(const FileStamp&, const FileStamp&) = default;
+};
+
+// An earlier scan of exactly this version of a file (check/scan_index.hpp),
+// or nullopt to read it. Called from the scanning threads, for a different
+// path each time.
+using ReuseScan =
+    std::function<std::optional<FileScan>(const std::string& path, const FileStamp& stamp)>;
+
+// What a directory held when a walk listed it: the names of the entries the
+// walk keeps (never_device_code ones left out), in the order it visits them.
+// Adding, removing or renaming an entry moves the directory's mtime and
+// ctime, so the same stamp means the same names; each entry is still
+// stat'ed, and each subdirectory's own listing checked, on every walk.
+struct DirListing {
+  std::string path;
+  FileStamp stamp;  // of the directory
+  std::vector<std::string> names;
+};
+
+// The names an earlier walk kept from exactly this version of a directory,
+// or nullptr to list it. Called from the walking thread only.
+using ReuseListing =
+    std::function<const std::vector<std::string>*(const std::string& dir, const FileStamp& stamp)>;
+
 struct TreeScanOptions {
   ScanOptions scan;
   unsigned threads = 0;          // 0: one per hardware thread
   ProgressCallback on_progress;  // optional
+  ReuseScan reuse;               // optional: files on disk only, not wheel members
+  ReuseListing reuse_listing;    // optional
 };
 
 struct TreeScan {
   // In the order of the paths given, each tree sorted; then the members of
   // each wheel named, as "wheel.whl!/member".
   std::vector<FileScan> files;
+  // Of each file, as the walk found it; all zero for a wheel's members and
+  // for what could not be read.
+  std::vector<FileStamp> stamps;
   uint64_t bytes = 0;  // total size of the files scanned
+  size_t reused = 0;   // files whose earlier scan was reused, not read
+  // Every directory walked, as listed or as an earlier listing said.
+  std::vector<DirListing> directories;
+  size_t listings_reused = 0;  // directories not read, their listing reused
+  int64_t started_ns = 0;      // the wall-clock time the walk began
 };
 
 // The regular files under `paths`: files as given, directories walked
@@ -27,14 +75,19 @@ struct TreeScan {
 // libcublas.so -> libcublas.so.13 do not repeat work. A path that does not
 // exist or cannot be read becomes a FileScan with a problem. A wheel named as
 // a path is an archive to open; one met inside a tree is just a file (a pip
-// cache is not what the environment runs).
+// cache is not what the environment runs). Inside a tree, files whose names
+// say they never hold device code (never_device_code) are passed over.
 struct FileList {
   std::vector<std::filesystem::path> files;
-  std::vector<uint64_t> sizes;  // of each file, from the walk's own stat
+  std::vector<FileStamp> stamps;  // of each file, from the walk's own stat
   std::vector<std::filesystem::path> wheels;
   std::vector<FileScan> unreadable;
+  std::vector<DirListing> directories;  // in the order walked
+  size_t listings_reused = 0;
+  int64_t started_ns = 0;  // CLOCK_REALTIME when the walk began
 };
-FileList list_files(const std::vector<std::filesystem::path>& paths);
+FileList list_files(const std::vector<std::filesystem::path>& paths,
+                    const ReuseListing& reuse_listing = {});
 
 TreeScan scan_tree(const std::vector<std::filesystem::path>& paths,
                    const TreeScanOptions& options = {});

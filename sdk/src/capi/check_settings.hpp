@@ -7,6 +7,7 @@
 #include "check/check.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "jit/cache/cache_location.hpp"
 #include "string_list.hpp"
 
 namespace archfit::capi {
@@ -32,6 +33,10 @@ inline check::CheckOptions check_settings(const archfit_context& context,
   settings.confirm = options.confirm != 0;
   if (options.plugins != 0) settings.plugins.emplace();
   if (options.kb_dir) settings.kb_dir = std::filesystem::path(options.kb_dir);
+  if (options.scan_index != 0) {
+    std::string why;  // no cache directory: the check reads every file, as without one
+    settings.scan_index_dir = jit::cache_dir_from_environment(why);
+  }
   settings.threads = context.threads;
   if (!context.libcuda.empty()) settings.libcuda = context.libcuda;
   return settings;

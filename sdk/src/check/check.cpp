@@ -1,8 +1,10 @@
 #include "check.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <future>
 #include <map>
+#include <mutex>
 #include <numeric>
 #include <tuple>
 
@@ -20,6 +22,7 @@
 #include "kb/knowledge_base.hpp"
 #include "loaded_variant.hpp"
 #include "reach.hpp"
+#include "scan_index.hpp"
 #include "stack_judge.hpp"
 #include "stack_plan.hpp"
 #include "summary.hpp"
@@ -56,7 +59,8 @@ namespace {
 
 kb::KnowledgeBase load_kb(const CheckOptions& options) {
   try {
-    return kb::load_knowledge_base(kb::resolve_kb_dir(options.kb_dir));
+    return kb::load_knowledge_base(kb::resolve_kb_dir(options.kb_dir),
+                                   kb::KbParts::without_error_signatures);
   } catch (const kb::KbError& error) {
     throw CheckError(std::string("the knowledge base could not be read: ") + error.what());
   }
@@ -76,7 +80,10 @@ void choose_devices(const CheckOptions& options, const kb::KnowledgeBase& kb, Ch
   for (const auto& name : options.gpus) {
     try {
       const auto gpu = kb.resolve_gpu(name);
-      DeviceInfo device{gpu.name, gpu.cc, true, 0, -1};
+      DeviceInfo device;
+      device.name = gpu.name;
+      device.cc = gpu.cc;
+      device.simulated = true;
       const auto* architecture = kb.architecture(gpu.cc);
       const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
       device.machine = gpu.entry && !gpu.entry->machine.empty() ? gpu.entry->machine
@@ -97,18 +104,26 @@ void choose_devices(const CheckOptions& options, const kb::KnowledgeBase& kb, Ch
   report.driver.cuda_version = probe.cuda_version_string();
   if (!options.gpus.empty()) return;
   for (const auto& gpu : probe.devices) {
-    DeviceInfo device{gpu.name,
-                      {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)},
-                      false,
-                      gpu.total_memory,
-                      gpu.ordinal};
+    DeviceInfo device;
+    device.name = gpu.name;
+    device.cc = {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)};
+    device.memory = gpu.total_memory;
+    device.ordinal = gpu.ordinal;
     device.machine = machine;
     report.devices.push_back(std::move(device));
   }
   if (report.devices.empty()) {
-    report.findings.insert(report.findings.end(), probe.findings.begin(), probe.findings.end());
-    report.findings.push_back(
-        "No GPU to judge against: pass --gpu NAME (e.g. --gpu \"RTX 5090\") to ask about one.");
+    // One sentence: why there is nothing to judge against.
+    if (!probe.library) {
+      report.no_gpu = "no NVIDIA driver is installed here (libcuda.so.1 cannot be loaded)";
+    } else if (!probe.findings.empty()) {
+      report.no_gpu = probe.findings.front();
+      if (!report.no_gpu.empty() && report.no_gpu.back() == '.') report.no_gpu.pop_back();
+      report.no_gpu[0] =
+          static_cast<char>(std::tolower(static_cast<unsigned char>(report.no_gpu[0])));
+    } else {
+      report.no_gpu = "the driver reports no GPU";
+    }
   }
 }
 
@@ -152,21 +167,22 @@ void note_mixed_runtimes(CheckReport& report) {
 
 // Each --wheel: its name, version and tags, read from inside it. The scan
 // opens it again for its libraries (scan_tree reads named wheels).
-void read_wheels(const CheckOptions& options, CheckReport& report, std::vector<fs::path>& roots) {
+std::vector<env::Wheel> read_wheels(const CheckOptions& options,
+                                    std::vector<std::string>& findings) {
+  std::vector<env::Wheel> wheels;
   for (const auto& path : options.wheels) {
     if (!fs::is_regular_file(path)) throw CheckError("no wheel file at " + path.string());
     if (!binary::is_wheel(path)) throw CheckError(path.string() + " is not a wheel (a .whl file)");
     env::Wheel wheel = env::read_wheel(path);
-    for (const auto& problem : wheel.problems) report.findings.push_back(problem.message);
+    for (const auto& problem : wheel.problems) findings.push_back(problem.message);
     if (!wheel.targets_linux()) {
-      report.findings.push_back(path.filename().string() + " is built for " + wheel.tags.front() +
-                                ", not Linux; archfit reads Linux ELF libraries, so its "
-                                "Windows or macOS binaries were not judged.");
+      findings.push_back(path.filename().string() + " is built for " + wheel.tags.front() +
+                         ", not Linux; archfit reads Linux ELF libraries, so its "
+                         "Windows or macOS binaries were not judged.");
     }
-    if (wheel.torch && !report.torch) report.torch = wheel.torch->version;
-    roots.push_back(path);
-    report.wheels.push_back(std::move(wheel));
+    wheels.push_back(std::move(wheel));
   }
+  return wheels;
 }
 
 // A binary judged on each device; its judgement is the one on the device
@@ -179,6 +195,7 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
   BinaryResult result;
   result.path = file.path;
   if (file.elf_machine != 0) result.elf_machine = binary::machine_name(file.elf_machine);
+  if (devices.empty()) result.judgement.verdict = compat::Verdict::unknown;  // nothing to judge on
   for (size_t d = 0; d < devices.size(); ++d) {
     compat::BinaryJudgement judgement = compat::judge_binary(file, devices[d].cc, driver);
     if (!result.elf_machine.empty() && !devices[d].machine.empty() &&
@@ -198,8 +215,7 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
     }
   }
   const auto& chosen = result.judgement.chosen;
-  if (chosen && *chosen < file.images.size() &&
-      file.images[*chosen].kind == binary::ImageKind::ptx)
+  if (chosen && *chosen < file.images.size() && file.images[*chosen].kind == binary::ImageKind::ptx)
     result.ptx_isa = file.images[*chosen].ptx_isa;
   return result;
 }
@@ -213,7 +229,8 @@ InstalledTorchStack installed_torch_stack(const CheckReport& report,
   for (const auto& site : sites) {
     if (!site.find("torch")) continue;
     for (const char* name : {"torchvision", "torchaudio"}) {
-      if (const auto* dist = site.find(name)) installed.companions.emplace_back(name, dist->version);
+      if (const auto* dist = site.find(name))
+        installed.companions.emplace_back(name, dist->version);
     }
     if (const auto* xformers = site.find("xformers")) installed.xformers = xformers->version;
     break;
@@ -256,47 +273,107 @@ struct ComponentKey {
 }  // namespace
 
 CheckReport run_check(const CheckOptions& options) {
-  const kb::KnowledgeBase kb = load_kb(options);
-  CheckReport report;
-  choose_devices(options, kb, report);
-  choose_driver(options, kb, report);
+  // What does not depend on anything else is read at once, while the tree
+  // is walked: the knowledge base's YAML and each site-packages' dist-info,
+  // one after the other on one thread, so that on two cores the scan index,
+  // which the walk waits for, has the other to itself (docs/scanning.md).
+  struct Metadata {
+    std::vector<env::SitePackages> sites;
+    kb::KnowledgeBase kb;
+  };
+  auto metadata_read = std::async(std::launch::async, [&options] {
+    std::vector<env::SitePackages> sites;
+    for (const auto& dir : options.site_packages) sites.push_back(env::read_site_packages(dir));
+    return Metadata{std::move(sites), load_kb(options)};
+  });
 
-  std::vector<env::SitePackages> sites;
-  std::vector<fs::path> roots;
-  std::string torch_cuda;  // "12.4": which per-CUDA library copies a process loads
-  for (const auto& dir : options.site_packages) {
-    sites.push_back(env::read_site_packages(dir));
-    for (const auto& problem : sites.back().problems) report.findings.push_back(problem.message);
-    if (sites.back().torch && !report.torch) {
-      report.torch = sites.back().torch->version;
-      torch_cuda = sites.back().torch->cuda;
-    }
-    roots.push_back(dir);
-  }
-  report.libraries =
-      env::find_cuda_libraries(env::default_cuda_library_search(options.site_packages), sites);
-  note_mixed_runtimes(report);
+  CheckReport report;
+  report.environment = options.environment;
+  std::vector<std::string> wheel_findings;  // reported after the site-packages' own
+  report.wheels = read_wheels(options, wheel_findings);
+  std::vector<fs::path> roots = options.site_packages;
   if (options.custom_nodes) roots.push_back(*options.custom_nodes);
-  read_wheels(options, report, roots);
-  for (const auto& wheel : report.wheels) {
-    if (wheel.torch && torch_cuda.empty()) torch_cuda = wheel.torch->cuda;
-  }
+  roots.insert(roots.end(), options.wheels.begin(), options.wheels.end());
   roots.insert(roots.end(), options.paths.begin(), options.paths.end());
-  if (roots.empty() && options.probe_only_when_nothing_to_scan) return report;  // verdict unknown
-  if (roots.empty())
+  if (roots.empty() && !options.probe_only_when_nothing_to_scan)
     throw CheckError(
         "nothing to check: give --site-packages DIR, --venv DIR, --custom-nodes DIR, --wheel FILE "
         "or paths");
+
   // Plugins load while the environment is scanned: torch_probe alone loads
   // libtorch (about 0.6 s here), which the scan of a big environment hides.
   std::future<plugin::PluginSet> plugins;
-  if (options.plugins)
+  if (options.plugins && !roots.empty())
     plugins = std::async(std::launch::async, plugin::load_plugins, *options.plugins);
 
-  binary::TreeScanOptions scan_options;
-  scan_options.threads = options.threads;
-  scan_options.on_progress = options.on_progress;
-  const binary::TreeScan scan = binary::scan_tree(roots, scan_options);
+  binary::TreeScan scan;
+  std::optional<ScanIndex> index;
+  if (!roots.empty()) {
+    binary::TreeScanOptions scan_options;
+    scan_options.threads = options.threads;
+    scan_options.on_progress = options.on_progress;
+    std::future<ScanIndex> index_opened;
+    std::once_flag index_ready;
+    const auto opened_index = [&]() -> ScanIndex& {
+      std::call_once(index_ready, [&] { index = index_opened.get(); });
+      return *index;
+    };
+    if (options.scan_index_dir) {
+      index_opened =
+          std::async(std::launch::async, ScanIndex::open, *options.scan_index_dir, roots);
+      scan_options.reuse_listing = [&](const std::string& dir, const binary::FileStamp& stamp) {
+        return opened_index().listing(dir, stamp);
+      };
+      scan_options.reuse = [&](const std::string& path, const binary::FileStamp& stamp) {
+        return opened_index().take(path, stamp);
+      };
+    }
+    scan = binary::scan_tree(roots, scan_options);
+    if (index_opened.valid()) opened_index();  // nothing was asked of it
+    report.scan.files = scan.files.size();
+    report.scan.reused = scan.reused;
+    report.scan.directories = scan.directories.size();
+    report.scan.directories_reused = scan.listings_reused;
+  }
+
+  Metadata metadata = metadata_read.get();
+  const kb::KnowledgeBase kb = std::move(metadata.kb);
+  choose_devices(options, kb, report);
+  choose_driver(options, kb, report);
+  if (roots.empty()) return report;  // probe only: verdict unknown
+  // Who loads whom is worked out while the binaries are judged: neither
+  // reads the other, and the helpers are done by now.
+  auto graph_built =
+      std::async(std::launch::async, [&] { return LinkGraph(scan.files, kb.packages()); });
+
+  std::vector<env::SitePackages> sites = std::move(metadata.sites);
+  std::string torch_cuda;  // "12.4": which per-CUDA library copies a process loads
+  for (const auto& site : sites) {
+    for (const auto& problem : site.problems) report.findings.push_back(problem.message);
+    if (site.torch && !report.torch) {
+      report.torch = site.torch->version;
+      torch_cuda = site.torch->cuda;
+    }
+  }
+  // The CUDA libraries a process of this environment could load: only an
+  // environment has a process; a wheel or a file judged alone does not.
+  if (!options.site_packages.empty()) {
+    report.libraries =
+        env::find_cuda_libraries(env::default_cuda_library_search(options.site_packages), sites);
+    note_mixed_runtimes(report);
+  }
+  report.findings.insert(report.findings.end(), wheel_findings.begin(), wheel_findings.end());
+  for (const auto& wheel : report.wheels) {
+    if (wheel.torch && !report.torch) report.torch = wheel.torch->version;
+    if (wheel.torch && torch_cuda.empty()) torch_cuda = wheel.torch->cuda;
+  }
+  if (index) {
+    report.scan.index = index->problem();
+    // An unchanged environment's index is already what this scan would write.
+    if (!index->describes(scan)) {
+      if (auto problem = index->save(scan); !problem.empty()) report.scan.index = problem;
+    }
+  }
 
   const compat::Driver driver{report.driver.version, report.driver.max_ptx_isa};
   const FileOwners owners = attribute_files(scan.files, sites, report.wheels, options.custom_nodes);
@@ -331,13 +408,13 @@ CheckReport run_check(const CheckOptions& options) {
   std::vector<bool> set_aside(scan.files.size(), false);
   for (size_t i = 0; i < scan.files.size(); ++i) {
     if (const auto& where = binary_of_file[i])
-      set_aside[i] = report.components[where->first].binaries[where->second].reach ==
-                     Reach::unreached;
+      set_aside[i] =
+          report.components[where->first].binaries[where->second].reach == Reach::unreached;
   }
 
   // Stacks, and every binary weighed by how it is reached.
   const auto plans = plan_stacks(scan.files, owners, sites, kb.packages(), set_aside);
-  const LinkGraph graph(scan.files, kb.packages());
+  const LinkGraph graph = graph_built.get();
   report.stacks = judge_stacks(plans, {scan.files, owners, graph, binary_of_file, kb}, report);
   for (const auto& stack : report.stacks) {
     for (auto& component : report.components) {

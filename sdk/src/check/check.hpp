@@ -25,6 +25,14 @@ class CheckError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Which environment a check judges and how it was chosen, for the report's
+// first line: "$VIRTUAL_ENV" and the venv.
+struct EnvironmentChoice {
+  std::string source;  // "$VIRTUAL_ENV", "$CONDA_PREFIX", "ComfyUI portable", "python3 on PATH"
+  std::filesystem::path where;
+  std::filesystem::path python;  // its interpreter, which runs the fix's pip; empty when unknown
+};
+
 struct CheckOptions {
   // "RTX 5090", "sm_120", "12.0": simulate these devices instead of the real
   // ones; several for a machine with more than one GPU.
@@ -48,6 +56,11 @@ struct CheckOptions {
   // Load the plugins this search finds and add their probes' facts to the
   // report (ProbeResult); nullopt: load none.
   std::optional<plugin::PluginSearch> plugins;
+  // How the environment was chosen when the user named none (reported as is).
+  std::optional<EnvironmentChoice> environment;
+  // A cache directory to keep the scan index in (scan_index.hpp), so that an
+  // unchanged file is not read again; nullopt reads every file.
+  std::optional<std::filesystem::path> scan_index_dir;
 };
 
 struct DeviceInfo {
@@ -141,8 +154,8 @@ struct ComponentResult {
   std::string explanation;                  // of the worst binary
   Fix fix;                                  // empty when nothing needs changing
   std::vector<BinaryResult> binaries;
-  Reach reach = Reach::unreached;           // its best-reached binary's
-  std::string stack;                        // the stack it is judged in; "" when none
+  Reach reach = Reach::unreached;  // its best-reached binary's
+  std::string stack;               // the stack it is judged in; "" when none
 
   // Its verdict fails something a process loads on the normal path.
   bool blocks() const { return reach == Reach::loaded && compat::is_failure(verdict); }
@@ -193,8 +206,20 @@ struct StackResult {
 enum class OverallVerdict { fits, fails, unknown };
 std::string_view to_string(OverallVerdict verdict);
 
+// How much of the environment was read this time.
+struct ScanFigures {
+  size_t files = 0;               // files looked at (passing over sources and text by name)
+  size_t reused = 0;              // of them, answered from the scan index without reading
+  size_t directories = 0;         // directories walked
+  size_t directories_reused = 0;  // of them, not listed: the index said what they hold
+  std::string index;  // why the index could not be used or kept; "" when it was, or not asked
+};
+
 struct CheckReport {
+  std::optional<EnvironmentChoice> environment;  // when archfit chose it (CheckOptions)
   std::vector<DeviceInfo> devices;  // every GPU judged against; empty: no GPU and none given
+  std::string no_gpu;  // with no device: why, in words ("no NVIDIA driver is installed here …")
+  ScanFigures scan;
   DriverInfo driver;
   std::optional<std::string> torch;         // "2.5.1+cu124" when a torch is installed
   std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order

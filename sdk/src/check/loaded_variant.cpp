@@ -61,8 +61,8 @@ void mark_unloaded_variants(ComponentResult& component, const kb::Component& kno
       one_loads = true;
     } else {
       binary.reach = Reach::unreached;
-      binary.reach_reason = component.component.name + " loads " + library(loaded) + " " +
-                            because + ", never this copy";
+      binary.reach_reason = component.component.name + " loads " + library(loaded) + " " + because +
+                            ", never this copy";
     }
   }
   if (!one_loads) {

@@ -61,7 +61,8 @@ std::vector<ProbeResult> read_probes(const plugin::PluginSet& plugins,
     if (plugin.probe_json.empty()) continue;
     const json facts = json::parse(plugin.probe_json, nullptr, false);
     if (!facts.is_object()) {
-      findings.push_back("plugin " + plugin.name + ": its probe gave text that is not a JSON object");
+      findings.push_back("plugin " + plugin.name +
+                         ": its probe gave text that is not a JSON object");
       continue;
     }
     if (const std::string error = text_of(facts, "error"); !error.empty()) {
@@ -89,12 +90,14 @@ void note_other_torch(std::vector<ProbeResult>& probes, const std::string& envir
   for (auto& probe : probes) {
     if (probe.library.empty()) continue;
     const std::filesystem::path library = std::filesystem::path(probe.library).lexically_normal();
-    const bool inside = std::any_of(site_packages.begin(), site_packages.end(), [&](const auto& dir) {
-      const auto relative = library.lexically_relative(dir.lexically_normal());
-      return !relative.empty() && *relative.begin() != "..";
-    });
+    const bool inside =
+        std::any_of(site_packages.begin(), site_packages.end(), [&](const auto& dir) {
+          const auto relative = library.lexically_relative(dir.lexically_normal());
+          return !relative.empty() && *relative.begin() != "..";
+        });
     if (!inside)
-      probe.summary += "; not the environment's torch " + environment_torch + ", which the scan judges";
+      probe.summary +=
+          "; not the environment's torch " + environment_torch + ", which the scan judges";
   }
 }
 

@@ -16,9 +16,9 @@ namespace archfit::check {
 struct DeviceInfo;
 
 struct ProbeResult {
-  std::string plugin;   // "torch_probe"
-  std::string version;  // the plugin's
-  nlohmann::json facts;  // its JSON object, as it gave it
+  std::string plugin;                       // "torch_probe"
+  std::string version;                      // the plugin's
+  nlohmann::json facts;                     // its JSON object, as it gave it
   std::vector<std::string> cuda_archs;      // "sm_86", "compute_90"; empty when it has none
   std::vector<compat::Verdict> per_device;  // cuda_archs judged; empty without cuda_archs
   std::string library;  // the library file the facts describe ("library"), if given

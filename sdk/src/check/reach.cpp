@@ -1,6 +1,10 @@
 #include "reach.hpp"
 
+#include <sys/stat.h>
+
+#include <cstdlib>
 #include <deque>
+#include <memory>
 #include <system_error>
 
 #include "binary/archive_scan.hpp"
@@ -17,10 +21,11 @@ bool is_member(const std::string& path) {
   return path.find(binary::kMemberSeparator) != std::string::npos;
 }
 
+// realpath(3), not std::filesystem::weakly_canonical: the same answer for a
+// file that exists, at a fraction of the cost over a venv's 240 libraries.
 fs::path real_path(const std::string& path) {
-  std::error_code error;
-  fs::path real = fs::weakly_canonical(path, error);
-  return error ? fs::path(path).lexically_normal() : real;
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+  return real ? fs::path(real.get()) : fs::path(path).lexically_normal();
 }
 
 }  // namespace
@@ -35,10 +40,7 @@ fs::path expand_origin(const std::string& entry, const fs::path& origin) {
 }
 
 LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages)
-    : files_(files),
-      real_paths_(files.size()),
-      edges_(files.size()),
-      unresolved_(files.size()) {
+    : files_(files), real_paths_(files.size()), edges_(files.size()), unresolved_(files.size()) {
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& file = files[i];
     if (!file.linkage) continue;
@@ -46,7 +48,7 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
     if (is_member(file.path)) {
       folder = fs::path(file.path).parent_path();
     } else {
-      real_paths_[i] = real_path(file.path);
+      real_paths_[i] = real_path_of(file.path);
       by_real_path_.emplace(real_paths_[i].string(), i);
       folder = real_paths_[i].parent_path();
     }
@@ -83,20 +85,36 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
       }
     }
   }
+  found_in_folder_.clear();
+  found_on_disk_.clear();
+  real_folders_.clear();
+}
+
+fs::path LinkGraph::real_path_of(const std::string& path) const {
+  const size_t slash = path.rfind('/');
+  struct stat info {};
+  if (slash == std::string::npos || slash == 0 || ::lstat(path.c_str(), &info) != 0 ||
+      S_ISLNK(info.st_mode))
+    return real_path(path);  // a symlink (libcudart.so.12), or not there
+  const auto [at, added] = real_folders_.try_emplace(path.substr(0, slash));
+  if (added) at->second = real_path(at->first);
+  return at->second / path.substr(slash + 1);
 }
 
 std::optional<size_t> LinkGraph::find_in(const fs::path& folder, const std::string& name) const {
   // Folders come from a real $ORIGIN, so the plain path names a scanned file
   // as the walk named it unless a symlink sits in between: only then is the
-  // (costlier) real path worth asking for.
+  // (costlier) real path worth asking for, once per path (libraries all over
+  // a venv look for libc.so.6 in the same run-path folders).
   const fs::path candidate = (folder / name).lexically_normal();
   if (const auto found = by_real_path_.find(candidate.string()); found != by_real_path_.end())
     return found->second;
-  std::error_code error;
-  if (!fs::exists(candidate, error)) return std::nullopt;
-  const auto found = by_real_path_.find(real_path(candidate.string()).string());
-  if (found != by_real_path_.end()) return found->second;
-  return std::nullopt;
+  const auto [known, added] = found_on_disk_.try_emplace(candidate.string());
+  if (added) {
+    const auto found = by_real_path_.find(real_path_of(candidate.string()).string());
+    if (found != by_real_path_.end()) known->second = found->second;
+  }
+  return known->second;
 }
 
 std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed) const {
@@ -105,24 +123,33 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
   // A name with a slash is a path, used as it is (relative to the working
   // directory, which archfit cannot know): only an absolute one is looked up.
   if (needed.find('/') != std::string::npos) {
-    if (fs::path(needed).is_absolute()) return find_in(fs::path(needed).parent_path(),
-                                                        fs::path(needed).filename().string());
+    if (fs::path(needed).is_absolute())
+      return find_in(fs::path(needed).parent_path(), fs::path(needed).filename().string());
     return std::nullopt;
   }
+  // No scanned library goes by that file name or SONAME (libc.so.6,
+  // libstdc++): the run path cannot lead to one either, short of a symlink
+  // under a third name, which no wheel ships.
+  const auto named = by_name_.find(needed);
+  if (named == by_name_.end()) return std::nullopt;
   if (!is_member(file.path)) {
     const fs::path origin = real_paths_[from].parent_path();
     // DT_RPATH counts only when there is no DT_RUNPATH (ld.so(8)).
     const auto& folders = linkage.runpath.empty() ? linkage.rpath : linkage.runpath;
+    // Libraries in one folder share their run paths and much of what they
+    // need (libcudart, libc10): each folder and name is looked up once.
     for (const auto& entry : folders) {
-      if (const auto found = find_in(expand_origin(entry, origin), needed)) return found;
+      std::string key = origin.native();
+      key.append(1, '\n').append(entry).append(1, '\n').append(needed);
+      const auto [at, added] = found_in_folder_.try_emplace(std::move(key));
+      if (added) at->second = find_in(expand_origin(entry, origin), needed);
+      if (at->second) return at->second;
     }
   }
   // A library of that name already in the environment: what a process that
   // imported its owner first has loaded (torch preloads its CUDA wheels),
   // and the only way a wheel's members find one another. The one nearest
   // the requester wins: same folder, then the longest shared path.
-  const auto named = by_name_.find(needed);
-  if (named == by_name_.end()) return std::nullopt;
   const std::string here = fs::path(file.path).parent_path().string();
   std::optional<size_t> best;
   size_t best_shared = 0;
@@ -130,8 +157,7 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
     if (candidate == from) continue;
     const std::string there = fs::path(files_[candidate].path).parent_path().string();
     size_t shared = 0;
-    while (shared < here.size() && shared < there.size() && here[shared] == there[shared])
-      ++shared;
+    while (shared < here.size() && shared < there.size() && here[shared] == there[shared]) ++shared;
     if (!best || shared > best_shared) {
       best = candidate;
       best_shared = shared;

@@ -20,9 +20,9 @@ namespace archfit::check {
 
 // How one scanned file came to be loaded.
 struct ReachStep {
-  size_t file = 0;                // the file reached
-  std::optional<size_t> from;     // the file that linked or opened it; nullopt for a root
-  bool opened = false;            // opened at run time (packages.yaml) rather than linked
+  size_t file = 0;             // the file reached
+  std::optional<size_t> from;  // the file that linked or opened it; nullopt for a root
+  bool opened = false;         // opened at run time (packages.yaml) rather than linked
 };
 
 // The DT_NEEDED and `opens` edges between the scanned host libraries.
@@ -47,17 +47,26 @@ class LinkGraph {
     size_t to;
     bool opened;
   };
-  std::optional<size_t> find_in(const std::filesystem::path& folder,
-                                const std::string& name) const;
+  std::optional<size_t> find_in(const std::filesystem::path& folder, const std::string& name) const;
   std::optional<size_t> resolve(size_t from, const std::string& needed) const;
+  // realpath(3) of a file, its folder resolved once: realpath reads every
+  // component of every path, and a venv's 300 libraries sit in 50 folders.
+  std::filesystem::path real_path_of(const std::string& path) const;
 
   const std::vector<binary::FileScan>& files_;
-  std::vector<std::filesystem::path> real_paths_;               // "" for a wheel member
-  std::unordered_map<std::string, size_t> by_real_path_;        // ELF host files only
+  std::vector<std::filesystem::path> real_paths_;                 // "" for a wheel member
+  std::unordered_map<std::string, size_t> by_real_path_;          // ELF host files only
   std::unordered_map<std::string, std::vector<size_t>> by_name_;  // SONAME and file name
   std::unordered_map<std::string, std::vector<size_t>> by_folder_;
   std::vector<std::vector<Edge>> edges_;
   std::vector<std::vector<std::string>> unresolved_;
+  // While the graph is built: run-path lookups already made, by origin,
+  // run-path entry and needed name.
+  mutable std::unordered_map<std::string, std::optional<size_t>> found_in_folder_;
+  // ... and paths not scanned as they are named, by what their real path is.
+  mutable std::unordered_map<std::string, std::optional<size_t>> found_on_disk_;
+  // ... and folders' real paths.
+  mutable std::unordered_map<std::string, std::filesystem::path> real_folders_;
 };
 
 // "$ORIGIN/../lib" with $ORIGIN (or ${ORIGIN}) replaced by `origin`.

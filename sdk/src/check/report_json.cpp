@@ -129,9 +129,8 @@ json check_document(const CheckReport& report) {
                        {"simulated", device.simulated},
                        {"memory", device.memory},
                        {"machine", device.machine.empty() ? json(nullptr) : json(device.machine)},
-                       {"first_driver", device.first_driver
-                                            ? json(device.first_driver->to_string())
-                                            : json(nullptr)},
+                       {"first_driver", device.first_driver ? json(device.first_driver->to_string())
+                                                            : json(nullptr)},
                        {"driver_knows_it", device.driver_knows_it}});
   }
   json components = json::array();
@@ -172,10 +171,24 @@ json check_document(const CheckReport& report) {
   return {
       {"schema", kCheckSchema},
       {"verdict", to_string(report.verdict)},
+      {"environment", report.environment
+                          ? json{{"source", report.environment->source},
+                                 {"path", report.environment->where.string()},
+                                 {"python", report.environment->python.empty()
+                                                ? json(nullptr)
+                                                : json(report.environment->python.string())}}
+                          : json(nullptr)},
       {"summary", report.summary},
       {"fix", first_fix ? fix_json(*first_fix) : json(nullptr)},
       {"stacks", std::move(stacks)},
       {"devices", std::move(devices)},
+      {"no_gpu", report.no_gpu.empty() ? json(nullptr) : json(report.no_gpu)},
+      {"scan",
+       {{"files", report.scan.files},
+        {"reused", report.scan.reused},
+        {"directories", report.scan.directories},
+        {"directories_reused", report.scan.directories_reused},
+        {"index_problem", report.scan.index.empty() ? json(nullptr) : json(report.scan.index)}}},
       {"driver",
        {{"version", report.driver.version.empty() ? json(nullptr) : json(report.driver.version)},
         {"cuda_version",

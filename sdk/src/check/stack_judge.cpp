@@ -59,8 +59,12 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
     }
   }
   const auto worst = compat::worst_binary(judgements);
-  if (devices.empty() || !worst) {
+  if (!worst) {
     result.verdict = compat::Verdict::no_device_code;
+    return;
+  }
+  if (devices.empty()) {
+    result.verdict = compat::Verdict::unknown;  // device code, but no GPU to judge it on
     return;
   }
   const BinaryResult& binary = result.binaries[loaded[*worst]];
@@ -280,6 +284,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
       if (compat::badness(stack.per_device[d]) > compat::badness(stack.per_device[worst_device]))
         worst_device = d;
     }
+    if (report.devices.empty()) stack.verdict = compat::Verdict::unknown;
     if (!report.devices.empty()) {
       stack.verdict = stack.per_device[worst_device];
       stack.device = report.devices[worst_device].name;
@@ -297,8 +302,8 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
             worst = binary;
         }
         if (worst) {
-          stack.evidence = fs::path(worst->path).filename().string() + ": " +
-                           worst->judgement.evidence;
+          stack.evidence =
+              fs::path(worst->path).filename().string() + ": " + worst->judgement.evidence;
           stack.explanation = worst->judgement.explanation;
         }
       }

@@ -89,7 +89,8 @@ std::vector<std::string> required_suppliers(const env::SitePackages& site,
       const auto* target = site.find(requirement.name);
       if (!target || !packages.supplier(target->key)) continue;
       bool fresh = false;
-      for (const auto& extra : requirement.extras) fresh |= seen.insert({target->key, extra}).second;
+      for (const auto& extra : requirement.extras)
+        fresh |= seen.insert({target->key, extra}).second;
       fresh |= seen.insert({target->key, ""}).second;
       if (!fresh) continue;
       if (std::find(found.begin(), found.end(), target->key) == found.end())
@@ -143,7 +144,8 @@ std::vector<StackPlan> plan_stacks(const std::vector<binary::FileScan>& files,
       for (const auto& member : rule.members) {
         if (site.find(member)) keys.push_back(member);
       }
-      for (const auto& supplier : required_suppliers(site, keys, packages)) keys.push_back(supplier);
+      for (const auto& supplier : required_suppliers(site, keys, packages))
+        keys.push_back(supplier);
       add_unit(rule.name, *anchor, keys);
     }
     // Every other distribution with a binary, with the suppliers it requires.
@@ -153,7 +155,8 @@ std::vector<StackPlan> plan_stacks(const std::vector<binary::FileScan>& files,
       const auto* dist = site.find(name);
       if (!dist || packages.supplier(dist->key) || planned.count(dist_key(*dist))) continue;
       std::vector<std::string> keys = {dist->key};
-      for (const auto& supplier : required_suppliers(site, keys, packages)) keys.push_back(supplier);
+      for (const auto& supplier : required_suppliers(site, keys, packages))
+        keys.push_back(supplier);
       add_unit(dist->name, *dist, keys);
     }
   }

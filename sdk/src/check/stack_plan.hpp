@@ -26,8 +26,8 @@ struct StackPlan {
   std::string anchor;   // the distribution whose build decides; "" for a pack or file
   std::string version;  // the anchor's
   env::ComponentKind kind = env::ComponentKind::distribution;
-  std::vector<std::string> members;  // distribution, pack or file names, the anchor first
-  std::vector<size_t> roots;         // indices into the scanned files
+  std::vector<std::string> members;         // distribution, pack or file names, the anchor first
+  std::vector<size_t> roots;                // indices into the scanned files
   const env::SitePackages* site = nullptr;  // where its distributions are; null otherwise
 };
 
@@ -49,8 +49,7 @@ FileOwners attribute_files(const std::vector<binary::FileScan>& files,
 std::vector<StackPlan> plan_stacks(const std::vector<binary::FileScan>& files,
                                    const FileOwners& owners,
                                    const std::vector<env::SitePackages>& sites,
-                                   const kb::Packages& packages,
-                                   const std::vector<bool>& excluded);
+                                   const kb::Packages& packages, const std::vector<bool>& excluded);
 
 // The supplier wheels `roots` require, directly or through other suppliers,
 // as installed in `site` (normalized names). Extras gate requirements as pip

@@ -44,10 +44,11 @@ std::string failure_words(const StackResult& stack, const CheckReport& report) {
       if (device && !device->driver_knows_it)
         return "cannot run: driver " + report.driver.version + " does not know " + where;
       return "needs a newer driver than " + report.driver.version +
-             (stack.cuda ? " (CUDA " + stack.cuda->version + " builds need " +
-                               (stack.cuda->min_driver ? stack.cuda->min_driver->to_string() : "?") +
-                               " or newer)"
-                         : std::string());
+             (stack.cuda
+                  ? " (CUDA " + stack.cuda->version + " builds need " +
+                        (stack.cuda->min_driver ? stack.cuda->min_driver->to_string() : "?") +
+                        " or newer)"
+                  : std::string());
     case compat::Verdict::wrong_platform:
       return "is built for another CPU than the " + (device ? device->machine : std::string()) +
              " machine of " + where;
@@ -59,7 +60,8 @@ std::string failure_words(const StackResult& stack, const CheckReport& report) {
 
 std::string summary_line(const CheckReport& report) {
   if (report.devices.empty()) {
-    return "unknown: no GPU to judge against; name one to ask about it";
+    return "unknown: no GPU to judge against, so nothing was judged: " +
+           (report.no_gpu.empty() ? std::string("none was named") : report.no_gpu);
   }
   std::vector<const StackResult*> failing;
   size_t notes = 0;
@@ -89,7 +91,8 @@ std::string summary_line(const CheckReport& report) {
   std::string line = "fails: " + stack_title(first) + " " + failure_words(first, report);
   if (!first.fix.commands.empty()) {
     line += "; run: " + first.fix.commands.front();
-    if (first.fix.commands.size() > 1) line += " (and " + std::to_string(first.fix.commands.size() - 1) + " more)";
+    if (first.fix.commands.size() > 1)
+      line += " (and " + std::to_string(first.fix.commands.size() - 1) + " more)";
   } else if (!first.fix.summary.empty()) {
     line += "; fix: " + first.fix.summary;
   }

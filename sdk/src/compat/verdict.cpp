@@ -8,7 +8,8 @@ namespace archfit::compat {
 namespace {
 
 // In badness order, best first; worst_of and badness both read it.
-constexpr std::array<std::pair<Verdict, std::string_view>, 8> kVerdicts = {{
+constexpr std::array<std::pair<Verdict, std::string_view>, 9> kVerdicts = {{
+    {Verdict::unknown, "unknown"},
     {Verdict::no_device_code, "no-device-code"},
     {Verdict::relocatable_only, "relocatable-only"},
     {Verdict::native, "native"},

@@ -21,6 +21,8 @@ enum class Verdict {
   // Built for another CPU (x86_64 libraries on an aarch64 Jetson): the loader
   // refuses it before any image is looked at.
   wrong_platform,
+  // There is device code, but no GPU to judge it against.
+  unknown,
 };
 
 std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …

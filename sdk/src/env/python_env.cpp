@@ -1,10 +1,18 @@
 #include "python_env.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <sstream>
 #include <system_error>
+
+#include "binary/file_names.hpp"
 
 namespace archfit::env {
 
@@ -18,26 +26,37 @@ constexpr std::uintmax_t kMaxMetadataBytes = 16u << 20;
 
 std::optional<std::string> read_small_file(const fs::path& path,
                                            std::vector<EnvProblem>& problems) {
-  std::error_code error;
-  const auto size = fs::file_size(path, error);
-  if (error) {
-    problems.push_back({path, "cannot read " + path.string() + ": " + error.message()});
+  // One open, one fstat, one read: a torch venv has 80 dist-info folders.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat info {};
+  if (fd < 0 || ::fstat(fd, &info) != 0) {
+    problems.push_back({path, "cannot read " + path.string() + ": " + std::strerror(errno)});
+    if (fd >= 0) ::close(fd);
     return std::nullopt;
   }
-  if (size > kMaxMetadataBytes) {
-    problems.push_back({path, path.string() + " is " + std::to_string(size) +
+  if (static_cast<std::uintmax_t>(info.st_size) > kMaxMetadataBytes) {
+    ::close(fd);
+    problems.push_back({path, path.string() + " is " + std::to_string(info.st_size) +
                                   " bytes; not read (limit " + std::to_string(kMaxMetadataBytes) +
                                   ")"});
     return std::nullopt;
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    problems.push_back({path, "cannot open " + path.string()});
-    return std::nullopt;
+  std::string text(static_cast<size_t>(info.st_size), '\0');
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t got = ::read(fd, text.data() + done, text.size() - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
+      problems.push_back({path, "cannot read " + path.string() + ": " + std::strerror(errno)});
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (got == 0) break;  // shrank while read: what is there is what it says
+    done += static_cast<size_t>(got);
   }
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  ::close(fd);
+  text.resize(done);
+  return text;
 }
 
 // "xformers-0.0.28.post1.dist-info" → {"xformers", "0.0.28.post1"}: the wheel
@@ -64,28 +83,46 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
     if (!meta_name.empty()) name = meta_name;
     if (!meta_version.empty()) version = meta_version;
     for (const auto& line : metadata_fields(*metadata, "Requires-Dist")) {
-      if (auto requirement = parse_requirement(line)) dist.requirements.push_back(std::move(*requirement));
+      if (auto requirement = parse_requirement(line))
+        dist.requirements.push_back(std::move(*requirement));
     }
   }
   dist.name = name;
   dist.key = normalize_distribution_name(name);
   dist.version = version;
   if (auto record = read_small_file(dist_info / "RECORD", site.problems)) {
-    std::istringstream lines(*record);
+    // A torch venv's RECORDs hold 17,000 lines: read as views, not streams.
+    const std::string prefix = root.string() + (root.native().ends_with('/') ? "" : "/");
+    std::string_view rest = *record;
     size_t line_number = 0;
-    for (std::string line; std::getline(lines, line);) {
+    while (!rest.empty()) {
+      const size_t end = std::min(rest.find('\n'), rest.size());
+      std::string_view line = rest.substr(0, end);
+      rest.remove_prefix(std::min(end + 1, rest.size()));
       ++line_number;
-      if (!line.empty() && line.back() == '\r') line.pop_back();
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
       if (line.empty()) continue;
-      const auto fields = parse_csv_line(line);
-      if (fields.empty() || fields[0].empty()) {
+      // Only the first field, the path, is wanted; most lines are unquoted.
+      const bool quoted = line.front() == '"';
+      const std::string_view unquoted = line.substr(0, line.find(','));
+      if (!quoted && !unquoted.empty() &&
+          binary::never_device_code(unquoted.substr(unquoted.rfind('/') + 1)))
+        continue;
+      const std::string path =
+          quoted ? parse_csv_line(std::string(line)).front() : std::string(unquoted);
+      if (quoted && binary::never_device_code(path.substr(path.rfind('/') + 1))) continue;
+      if (path.empty()) {
         site.problems.push_back({dist_info / "RECORD", (dist_info / "RECORD").string() + ":" +
                                                            std::to_string(line_number) +
                                                            ": no path in this line"});
         continue;
       }
-      // Paths are relative to site-packages ("../../bin/x" for scripts).
-      dist.files.push_back((root / fs::path(fields[0])).lexically_normal());
+      // Paths are relative to site-packages ("../../bin/x" for scripts);
+      // normalising is the slow part, and needed only for dots and doubled slashes.
+      const bool plain = path.find("//") == std::string::npos && !path.starts_with("./") &&
+                         !path.starts_with("../") && path.find("/.") == std::string::npos &&
+                         !path.starts_with("/");
+      dist.files.push_back(plain ? prefix + path : (root / path).lexically_normal().string());
     }
   }
   site.distributions.push_back(std::move(dist));
@@ -173,13 +210,14 @@ const Distribution* SitePackages::find(std::string_view name) const {
 }
 
 const Distribution* SitePackages::owner_of(const fs::path& file) const {
-  const auto it = owners_.find(file.lexically_normal());
+  const auto it = owners_.find(file.lexically_normal().native());
   return it == owners_.end() ? nullptr : &distributions[it->second];
 }
 
-SitePackages read_site_packages(const fs::path& root) {
+SitePackages read_site_packages(const fs::path& given_root) {
+  const fs::path root = given_root.lexically_normal();
   SitePackages site;
-  site.root = root;
+  site.root = given_root;
   std::error_code error;
   std::vector<fs::path> dist_infos;
   for (fs::directory_iterator it(root, error), end; !error && it != end; it.increment(error)) {

@@ -4,10 +4,10 @@
 // RECORD for the files each one installed) and torch's version and CUDA tag
 // from torch/version.py, which is read, never imported.
 #include <filesystem>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "requirement.hpp"
@@ -19,8 +19,12 @@ struct Distribution {
   std::string key;      // the name as pip compares it (requirement.hpp): "nvidia-cublas-cu12"
   std::string version;  // "0.0.28.post1"
   std::filesystem::path dist_info;
-  std::vector<std::filesystem::path> files;  // absolute, lexically normal
-  std::vector<Requirement> requirements;        // METADATA's Requires-Dist, in order
+  // The files RECORD lists that may hold device code, as absolute, lexically
+  // normal paths: the others (sources, headers, text; binary::never_device_code)
+  // are never scanned, so no one asks who owns them, and a torch venv's
+  // RECORDs list 17,000 files of which about 600 are kept.
+  std::vector<std::string> files;
+  std::vector<Requirement> requirements;  // METADATA's Requires-Dist, in order
 };
 
 struct TorchBuild {
@@ -42,14 +46,17 @@ struct SitePackages {
   std::optional<TorchBuild> torch;
   std::vector<EnvProblem> problems;
 
-  // The distribution whose RECORD lists `file`, or nullptr.
+  // The distribution whose RECORD lists `file`, or nullptr (also for a
+  // file that cannot hold device code: see Distribution::files).
   const Distribution* owner_of(const std::filesystem::path& file) const;
   // The distribution of that name (compared as pip compares names), or nullptr.
   const Distribution* find(std::string_view name) const;
 
  private:
   friend SitePackages read_site_packages(const std::filesystem::path& root);
-  std::map<std::filesystem::path, size_t> owners_;  // file → index in distributions
+  // A file's lexically normal path → its index in distributions; strings,
+  // since a torch venv's RECORDs list 17,000 files and path compares are slow.
+  std::unordered_map<std::string, size_t> owners_;
 };
 
 // Never throws for bad content: unreadable or malformed dist-info becomes a

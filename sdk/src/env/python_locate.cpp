@@ -2,6 +2,8 @@
 
 #include "run_program.hpp"
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstring>
 #include <sstream>
@@ -112,6 +114,86 @@ ComfyuiInstall locate_comfyui(const fs::path& dir) {
     }
   }
   return install;
+}
+
+fs::path python_of_site_packages(const fs::path& site_packages) {
+  const fs::path lib = site_packages.parent_path();
+  const bool windows_layout = lib.filename() == "Lib";
+  const fs::path prefix = windows_layout ? lib.parent_path() : lib.parent_path().parent_path();
+  const std::vector<fs::path> candidates =
+      windows_layout ? std::vector<fs::path>{prefix / "python.exe", prefix / "python"}
+                     : std::vector<fs::path>{prefix / "bin" / "python", prefix / "bin" / "python3"};
+  for (const auto& candidate : candidates) {
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return {};
+}
+
+std::optional<fs::path> find_program(const std::string& name, const std::string& path_variable) {
+  std::string_view rest = path_variable;
+  while (!rest.empty()) {
+    const auto colon = rest.find(':');
+    const std::string folder(rest.substr(0, colon));
+    rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
+    if (folder.empty()) continue;  // "" would mean the working directory: not searched
+    const fs::path candidate = fs::path(folder) / name;
+    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+  }
+  return std::nullopt;
+}
+
+std::optional<ChosenEnvironment> choose_environment(
+    const fs::path& cwd, const std::function<std::string(const char*)>& variable,
+    const std::string& path_variable) {
+  for (const auto& [name, source] :
+       {std::pair{"VIRTUAL_ENV", "$VIRTUAL_ENV"}, std::pair{"CONDA_PREFIX", "$CONDA_PREFIX"}}) {
+    const std::string value = variable(name);
+    if (value.empty()) continue;
+    ChosenEnvironment chosen{source, value, {}, std::nullopt, {}};
+    try {
+      chosen.site_packages = site_packages_of_venv(value);
+      chosen.python = python_of_site_packages(chosen.site_packages.front());
+    } catch (const LocateError&) {
+      throw LocateError(std::string(source) + " names " + value + ", which " +
+                        "is not a Python environment (no lib/python*/site-packages): " +
+                        "deactivate it or give --venv");
+    }
+    return chosen;
+  }
+  // A ComfyUI at or above the working folder: the user may be anywhere
+  // inside it. Its own Python is the portable build's python_embeded or a
+  // venv in or beside the checkout; one without either runs on the python3
+  // on PATH, whose site-packages are then checked with its custom_nodes.
+  std::optional<ComfyuiInstall> comfyui_without_python;
+  std::error_code error;
+  for (fs::path dir = fs::absolute(cwd, error).lexically_normal(); !error && !dir.empty();
+       dir = dir.parent_path()) {
+    const bool checkout =
+        fs::exists(dir / "main.py", error) && fs::is_directory(dir / "custom_nodes", error);
+    if (checkout || fs::exists(dir / "ComfyUI" / "main.py", error)) {
+      const ComfyuiInstall install = locate_comfyui(dir);
+      const fs::path top = install.root.parent_path();
+      const bool portable = fs::is_directory(top / "python_embeded", error);
+      if (!install.site_packages.empty()) {
+        return ChosenEnvironment{portable ? "ComfyUI portable" : "ComfyUI",
+                                 portable ? top : install.root, install.site_packages,
+                                 install.custom_nodes,
+                                 python_of_site_packages(install.site_packages.front())};
+      }
+      if (!comfyui_without_python) comfyui_without_python = install;
+    }
+    if (dir == dir.root_path()) break;
+  }
+  if (const auto python = find_program("python3", path_variable)) {
+    ChosenEnvironment chosen{"python3 on PATH", *python, site_packages_of_python(*python),
+                             std::nullopt, *python};
+    if (comfyui_without_python) {
+      chosen.source = "ComfyUI at " + comfyui_without_python->root.string() + ", python3 on PATH";
+      chosen.custom_nodes = comfyui_without_python->custom_nodes;
+    }
+    return chosen;
+  }
+  return std::nullopt;
 }
 
 }  // namespace archfit::env

@@ -4,8 +4,10 @@
 // of a venv or a ComfyUI install.
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace archfit::env {
@@ -41,5 +43,39 @@ struct ComfyuiInstall {
 // venv or .venv inside or beside it, or python_embeded. Throws LocateError
 // when `dir` is not a ComfyUI install.
 ComfyuiInstall locate_comfyui(const std::filesystem::path& dir);
+
+// The environment a bare `archfit check` means, as a user would: the
+// activated venv ($VIRTUAL_ENV), else the activated conda environment
+// ($CONDA_PREFIX), else a ComfyUI at or above `cwd` with its own Python (the
+// portable build's python_embeded, or a venv in or beside a checkout), else
+// the `python3` on PATH (its sys.path, nothing imported), with the
+// custom_nodes of a ComfyUI found above `cwd` that has no Python of its own.
+struct ChosenEnvironment {
+  // "$VIRTUAL_ENV", "$CONDA_PREFIX", "ComfyUI portable", "ComfyUI",
+  // "python3 on PATH" or "ComfyUI at DIR, python3 on PATH"
+  std::string source;
+  std::filesystem::path where;  // the venv, prefix, ComfyUI folder or interpreter
+  std::vector<std::filesystem::path> site_packages;
+  std::optional<std::filesystem::path> custom_nodes;  // a ComfyUI's
+  std::filesystem::path python;  // the interpreter whose pip changes it; empty when none is found
+};
+
+// `variable` reads the environment (getenv, or a test's map). nullopt when
+// none of the four is there. Throws LocateError when one that is named
+// ($VIRTUAL_ENV, $CONDA_PREFIX) is not a Python environment, or the python3
+// found cannot say its sys.path.
+std::optional<ChosenEnvironment> choose_environment(
+    const std::filesystem::path& cwd, const std::function<std::string(const char*)>& variable,
+    const std::string& path_variable);
+
+// The interpreter of the environment that owns `site_packages`
+// (PREFIX/lib/pythonX.Y/site-packages: PREFIX/bin/python;
+// PREFIX/Lib/site-packages: PREFIX/python.exe); empty when it has none.
+std::filesystem::path python_of_site_packages(const std::filesystem::path& site_packages);
+
+// The first executable `name` in the folders of a PATH-style list; nullopt
+// when there is none.
+std::optional<std::filesystem::path> find_program(const std::string& name,
+                                                  const std::string& path_variable);
 
 }  // namespace archfit::env

@@ -85,16 +85,16 @@ struct Companion {
 };
 
 struct TorchVersion {
-  std::string version;               // "2.7.1"
+  std::string version;                // "2.7.1"
   std::vector<Companion> companions;  // pinned to it
 };
 
 struct TorchRelease {
-  std::string release;                // "2.7"
+  std::string release;                 // "2.7"
   std::vector<TorchVersion> versions;  // "2.7.0", "2.7.1": all built alike, oldest first
-  std::string pypi_tag;               // the build PyPI carries ("cu126"); "" when unknown
-  std::vector<TorchBuild> builds;     // ordered by CUDA version
-  Provenance provenance;              // of `versions`' companions and `pypi_tag`
+  std::string pypi_tag;                // the build PyPI carries ("cu126"); "" when unknown
+  std::vector<TorchBuild> builds;      // ordered by CUDA version
+  Provenance provenance;               // of `versions`' companions and `pypi_tag`
 };
 
 // A fix that applies to devices in [min_cc, max_cc]. Commands may hold
@@ -110,9 +110,9 @@ struct ComponentFix {
 // One release of a component on PyPI: the torch it installs beside and the
 // images of its main library (as build systems name them: sm_90a, compute_80).
 struct ComponentRelease {
-  std::string version;              // "0.0.32.post2"
-  std::string torch;                // its requirement on torch, as written: "==2.8.0", ">=2.10"
-  std::vector<std::string> archs;   // "sm_75", "sm_90a", "compute_80"
+  std::string version;             // "0.0.32.post2"
+  std::string torch;               // its requirement on torch, as written: "==2.8.0", ">=2.10"
+  std::vector<std::string> archs;  // "sm_75", "sm_90a", "compute_80"
   Provenance provenance;
 };
 
@@ -121,7 +121,7 @@ struct Component {
   std::vector<std::string> distributions;  // pip distribution names
   std::vector<ComponentFix> fixes;
   std::vector<ComponentRelease> releases;  // oldest first; empty when not listed
-  std::string rebuild;  // a source build for any device, with {arch_list}
+  std::string rebuild;                     // a source build for any device, with {arch_list}
   // One copy of the library per CUDA release, of which a process loads the
   // one for torch's CUDA: "libbitsandbytes_cuda{cuda}" (cuda124 for 12.4).
   // Empty for components with one library.
@@ -266,7 +266,11 @@ class KnowledgeBase {
 // (and components.yaml, errors.yaml and packages.yaml when present) from
 // `dir` and checks every entry. Throws KbFormatError naming
 // the file, line and field of the first problem, KbError for a missing file.
-KnowledgeBase load_knowledge_base(const std::filesystem::path& dir);
+// A check matches no error messages: without_error_signatures skips
+// errors.yaml, a sixth of the YAML it would parse before every check.
+enum class KbParts { everything, without_error_signatures };
+KnowledgeBase load_knowledge_base(const std::filesystem::path& dir,
+                                  KbParts parts = KbParts::everything);
 
 // Where the knowledge base is: `explicit_dir` (--kb) if given, else
 // $ARCHFIT_KB_DIR if set, else <prefix>/share/archfit/kb beside the running

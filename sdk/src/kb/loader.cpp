@@ -7,11 +7,11 @@
 #include <map>
 #include <set>
 
+#include "compat/arch.hpp"
+#include "compat/compat_error.hpp"
 #include "gpu_names.hpp"
 #include "knowledge_base.hpp"
 #include "yaml_file.hpp"
-#include "compat/arch.hpp"
-#include "compat/compat_error.hpp"
 
 namespace archfit::kb {
 namespace {
@@ -23,7 +23,7 @@ namespace fs = std::filesystem;
 // Fills a KnowledgeBase; a friend of it.
 class Loader {
  public:
-  explicit Loader(fs::path dir) { kb_.dir_ = std::move(dir); }
+  Loader(fs::path dir, KbParts parts) : parts_(parts) { kb_.dir_ = std::move(dir); }
 
   KnowledgeBase load() {
     // ptx_isa.yaml first: torch.yaml's tags need its CUDA floors, and
@@ -32,7 +32,7 @@ class Loader {
     load_torch();
     load_gpus();
     if (fs::exists(kb_.dir_ / "components.yaml")) load_components();
-    if (fs::exists(kb_.dir_ / "errors.yaml")) load_errors();
+    if (parts_ == KbParts::everything && fs::exists(kb_.dir_ / "errors.yaml")) load_errors();
     if (fs::exists(kb_.dir_ / "packages.yaml")) load_packages();
     return std::move(kb_);
   }
@@ -476,10 +476,15 @@ class Loader {
   }
 
   void load_errors() {
-    static const std::set<std::string> kCategories = {
-        "no-kernel-image",     "ptx-too-new-for-driver", "driver-too-old",
-        "no-device",           "invalid-device-function", "library-arch-mismatch",
-        "compiler-unknown-arch", "async-error",          "out-of-memory"};
+    static const std::set<std::string> kCategories = {"no-kernel-image",
+                                                      "ptx-too-new-for-driver",
+                                                      "driver-too-old",
+                                                      "no-device",
+                                                      "invalid-device-function",
+                                                      "library-arch-mismatch",
+                                                      "compiler-unknown-arch",
+                                                      "async-error",
+                                                      "out-of-memory"};
     YamlFile file(kb_.dir_ / "errors.yaml", "errors");
     const auto items = file.list(file.root(), "signatures", "", true);
     for (size_t i = 0; i < items.size(); ++i) {
@@ -498,9 +503,9 @@ class Loader {
       const auto patterns = YamlFile::child(entry, "patterns");
       for (size_t p = 0; p < signature.patterns.size(); ++p) {
         try {
-          signature.regexes.emplace_back(signature.patterns[p],
-                                         std::regex::ECMAScript | std::regex::icase |
-                                             std::regex::optimize);
+          signature.regexes.emplace_back(signature.patterns[p], std::regex::ECMAScript |
+                                                                    std::regex::icase |
+                                                                    std::regex::optimize);
         } catch (const std::regex_error& error) {
           file.fail(patterns[p], indexed(path + ".patterns", p),
                     std::string("not a regular expression: ") + error.what());
@@ -613,12 +618,13 @@ class Loader {
     }
   }
 
+  KbParts parts_;
   KnowledgeBase kb_;
 };
 
-KnowledgeBase load_knowledge_base(const std::filesystem::path& dir) {
+KnowledgeBase load_knowledge_base(const std::filesystem::path& dir, KbParts parts) {
   if (!fs::is_directory(dir)) throw KbError(dir.string() + ": not a knowledge-base directory");
-  return Loader(dir).load();
+  return Loader(dir, parts).load();
 }
 
 }  // namespace archfit::kb

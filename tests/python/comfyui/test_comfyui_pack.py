@@ -91,7 +91,9 @@ def test_the_import_is_fast_never_imports_torch_and_logs_the_block(comfyui, tmp_
     assert "[archfit]   pip install torch==2.15.0" in block, block
 
 
-def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyui, demo_site):
+def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyui, demo_site,
+                                                                          tmp_path, monkeypatch):
+    monkeypatch.setenv("ARCHFIT_CACHE_DIR", str(tmp_path / "cache"))
     pack = comfyui.load()
     use_site(pack, demo_site)
     node = pack.NODE_CLASS_MAPPINGS["ArchfitPreflight"]()
@@ -111,6 +113,9 @@ def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyu
     assert message.startswith("archfit: fails: PyTorch 2.5.1+cu124 has no image for "
                               "GeForce RTX 5090 (sm_120); run: pip install torch==2.15.0"), message
     assert "Fix: Install torch 2.15.0+cu132" in message, message
+    # A queue of prompts does not rescan: the second run read no library.
+    scan = pack.preflight.latest().document["scan"]
+    assert scan["files"] > 0 and scan["reused"] == scan["files"], scan
 
 
 def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, demo_site,
@@ -129,7 +134,8 @@ def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, 
     wait_for_startup_check(pack)
     block = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit] ")]
     assert "[archfit] GPU none found; driver not found" in block, block
-    assert "[archfit] unknown: no GPU to judge against; name one to ask about it" in block, block
+    assert ("[archfit] unknown: no GPU to judge against, so nothing was judged: no NVIDIA "
+            "driver is installed here (libcuda.so.1 cannot be loaded)") in block, block
     assert any('set ARCHFIT_GPU (e.g. "RTX 5090")' in line for line in block), block
     node = pack.NODE_CLASS_MAPPINGS["ArchfitPreflight"]()
     text, fits, passthrough = node.run(stop_on_failure=True, passthrough=1)["result"]

@@ -469,3 +469,19 @@ def test_preflight_node_draws_the_checklist(page, check_report, screenshot_dir):
     path = screenshot_dir / "comfyui-checklist.png"
     page.locator("#graph").screenshot(path=str(path))
     _assert_png(path)
+
+
+def test_without_a_gpu_the_checklist_marks_nothing_as_passing_or_failing(page, archfit_cli,
+                                                                        demo_site):
+    run = _archfit(archfit_cli, "check", "--json", "--site-packages", str(demo_site))
+    report = json.loads(run.stdout)
+    if report["devices"]:
+        pytest.skip("this machine has a GPU: the no-GPU path needs one without")
+    assert run.returncode == 2, run.stderr
+    result = page.evaluate(DRAW_NODE, report)
+    drawn = {d["text"]: d for d in result["drawn"]}
+    assert "GPU none: nothing judged (set ARCHFIT_GPU to ask about one)" in drawn, list(drawn)
+    unknown = drawn.get("? PyTorch 2.5.1+cu124 — unknown")
+    assert unknown is not None, list(drawn)
+    assert not _is_red(unknown["fillStyle"]) and not _is_green(unknown["fillStyle"]), unknown
+    assert not any(text.startswith(("✗", "✓")) for text in drawn), list(drawn)
