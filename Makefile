@@ -28,7 +28,7 @@ BENCH_APT_PACKAGES := python3-torch
 # its sanitizer and libFuzzer runtimes.
 SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps configure build test demo bench bench-deps bench-check bench-jit clean test-realworld \
+.PHONY: all deps configure build test demo bench bench-deps bench-check bench-first-run bench-jit clean test-realworld \
   sanitizer-deps fuzz test-asan test-tsan test-sanitizers
 
 all: build
@@ -103,6 +103,14 @@ bench-jit: build
 # Issue 3: archfit check on 200 CUDA .so files (>= 1 GB) against `import torch`.
 bench-check: build bench-deps
 	$(BUILD_DIR)/tests/bench/archfit_check_bench
+
+# Issue 21: the first and every later `archfit check` (scan, check, check with
+# the scan index warm, bare check in a venv, in process, `import torch`) on
+# the real-world tier's torch venvs (where `make test-realworld` installed them)
+# and on the demo environment `make test` builds.
+bench-first-run: build
+	$(REALWORLD_PYTHON) tests/bench/first_run_bench.py --archfit $(BUILD_DIR)/sdk/archfit \
+	  --python $(REALWORLD_PYTHON)
 
 # The real-world tier, not part of `make test`: real wheels from PyPI,
 # downloaded once into $ARCHFIT_REALWORLD_CACHE (default
