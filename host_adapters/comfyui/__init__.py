@@ -31,8 +31,17 @@ def _prompt_server():
     return PromptServer.instance
 
 
-def _push_to_front_end(payload):
-    _prompt_server().send_sync("archfit.diagnosis", payload)
+def _client_of_running_prompt():
+    # ComfyUI's executor sets the server's client_id to the running prompt's.
+    return getattr(_prompt_server(), "client_id", None)
+
+
+def _push_to_front_end(payload, client_id):
+    # Only the client that queued the prompt: a shared server's other tabs and
+    # users never see this one's traceback and paths. A prompt queued with no
+    # client id (the HTTP API alone) has no one to tell.
+    if client_id:
+        _prompt_server().send_sync("archfit.diagnosis", payload, sid=client_id)
 
 
 def _check_and_log():
@@ -79,7 +88,8 @@ def _start_check():
 def _setup():
     started = time.perf_counter()
     _step("registering the nodes", _register_nodes)
-    _step("installing the error handler", lambda: error_handler.install(_push_to_front_end))
+    _step("installing the error handler",
+          lambda: error_handler.install(_push_to_front_end, _client_of_running_prompt))
     _step("adding the /archfit routes", _register_routes)
     if binding.load() is None:
         _log.warning("[archfit] %s", binding.problem())

@@ -5,8 +5,12 @@ logger: "!!! Exception during processing !!! <message>" and then the
 formatted traceback (which ends with the exception line). The handler pairs
 them, diagnoses the error off the logging thread — weighed against the
 pre-flight check when one has run — keeps the latest diagnosis for the
-Explain node and the routes, and hands it to a callback (the front-end push).
-Nothing here ever raises into the logging call that fed it.
+Explain node and the routes, and hands it to a callback (the front-end push)
+only when archfit recognised the error as one of its CUDA, driver or
+architecture failures, naming the client whose prompt was running when the
+error was logged: everything else is ComfyUI's to show, and one user's
+traceback never goes to another. Nothing here ever raises into the logging
+call that fed it.
 """
 
 import concurrent.futures
@@ -45,12 +49,22 @@ def diagnose(text, traceback=None):
             "time": time.time()}
 
 
+def _no_client():
+    return None
+
+
 class ExecutionErrorHandler(logging.Handler):
-    def __init__(self, on_diagnosis=None, pairing_seconds=PAIRING_SECONDS):
+    """`on_diagnosis(payload, client_id)`; `client_of_running_prompt()` says
+    whose prompt is running when a record is logged (ComfyUI's executor logs
+    on the thread that runs the prompt)."""
+
+    def __init__(self, on_diagnosis=None, pairing_seconds=PAIRING_SECONDS,
+                 client_of_running_prompt=_no_client):
         super().__init__(level=logging.ERROR)
         self._on_diagnosis = on_diagnosis
+        self._client_of_running_prompt = client_of_running_prompt
         self._pairing_seconds = pairing_seconds
-        self._pending = None  # the error line waiting for its traceback
+        self._pending = None  # (the error line waiting for its traceback, its client)
         self._timer = None
         self._state = threading.Lock()
         self._worker = concurrent.futures.ThreadPoolExecutor(
@@ -58,15 +72,17 @@ class ExecutionErrorHandler(logging.Handler):
 
     def emit(self, record):
         try:
-            self._take(record.getMessage())
+            message = record.getMessage()
+            if MARKER in message or message.lstrip().startswith(TRACEBACK):
+                self._take(message, self._client_of_running_prompt())
         except Exception:  # noqa: BLE001 - a log handler must never raise
             pass
 
-    def _take(self, message):
+    def _take(self, message, client_id):
         with self._state:
             if MARKER in message:
                 self._flush_locked()
-                self._pending = message.split(MARKER, 1)[1].strip()
+                self._pending = (message.split(MARKER, 1)[1].strip(), client_id)
                 self._timer = threading.Timer(self._pairing_seconds, self.flush)
                 self._timer.daemon = True
                 self._timer.start()
@@ -74,8 +90,9 @@ class ExecutionErrorHandler(logging.Handler):
             if self._pending is not None and message.lstrip().startswith(TRACEBACK):
                 # The traceback ends with the exception line: it is the whole error.
                 self._cancel_timer_locked()
+                _, pending_client = self._pending
                 self._pending = None
-                self._submit(message)
+                self._submit(message, pending_client)
 
     def flush(self):
         """Diagnoses an error line whose traceback never came."""
@@ -84,8 +101,8 @@ class ExecutionErrorHandler(logging.Handler):
 
     def _flush_locked(self):
         self._cancel_timer_locked()
-        if self._pending:
-            self._submit(self._pending)
+        if self._pending is not None and self._pending[0]:
+            self._submit(*self._pending)
         self._pending = None
 
     def _cancel_timer_locked(self):
@@ -93,10 +110,10 @@ class ExecutionErrorHandler(logging.Handler):
             self._timer.cancel()
             self._timer = None
 
-    def _submit(self, text):
-        self._worker.submit(self._diagnose, text)
+    def _submit(self, text, client_id):
+        self._worker.submit(self._diagnose, text, client_id)
 
-    def _diagnose(self, text):
+    def _diagnose(self, text, client_id):
         global _latest
         try:
             payload = diagnose(text)
@@ -105,9 +122,13 @@ class ExecutionErrorHandler(logging.Handler):
             return
         with _latest_lock:
             _latest = payload
+        # An error archfit does not recognise (a missing file, a bad input) is
+        # ComfyUI's alone to show.
+        if not payload["diagnosis"].get("recognised"):
+            return
         if self._on_diagnosis is not None:
             try:
-                self._on_diagnosis(payload)
+                self._on_diagnosis(payload, client_id)
             except Exception as error:  # noqa: BLE001
                 logging.getLogger("archfit").warning("archfit could not send the diagnosis: %s",
                                                      error)
@@ -121,10 +142,11 @@ class ExecutionErrorHandler(logging.Handler):
 _installed = None
 
 
-def install(on_diagnosis):
+def install(on_diagnosis, client_of_running_prompt=_no_client):
     """Adds the handler to the root logger once; returns it."""
     global _installed
     if _installed is None:
-        _installed = ExecutionErrorHandler(on_diagnosis)
+        _installed = ExecutionErrorHandler(on_diagnosis,
+                                           client_of_running_prompt=client_of_running_prompt)
         logging.getLogger().addHandler(_installed)
     return _installed

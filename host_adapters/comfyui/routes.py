@@ -1,19 +1,102 @@
 """HTTP routes on ComfyUI's server (aiohttp, through PromptServer's route
 table; ComfyUI serves each at /x and /api/x):
 
-  GET  /archfit/report[?refresh=1]  the archfit.check/1 document of this process
-  POST /archfit/explain             {"text", "traceback"?} or ComfyUI's execution_error
-                                    detail {"exception_type", "exception_message",
-                                    "traceback": [frames]} -> {"diagnosis", "text"}
+  GET  /archfit/report          the archfit.check/1 document of this process (the
+                                last check's; the first GET runs one if none has run)
+  POST /archfit/report          checks again, then the same document
+  POST /archfit/explain         {"text", "traceback"?} or ComfyUI's execution_error
+                                detail {"exception_type", "exception_message",
+                                "traceback": [frames]} -> {"diagnosis", "text"}
 
-Checks and diagnoses run in a worker thread, never on the server's loop.
+A GET changes nothing: a page elsewhere can make a browser send one (an
+<img> tag) without an Origin header. A POST is refused when its Origin, or
+the browser's Sec-Fetch-Site, says another site sent it, as ComfyUI's own
+origin check does. Bodies are limited while they are read (a chunked body has
+no Content-Length) and JSON nested deeper than MAX_JSON_DEPTH is refused
+before it is parsed. Checks and diagnoses run in a worker thread, never on
+the server's loop.
 """
 
 import asyncio
+import json
+from urllib.parse import urlsplit
 
 from . import error_handler, preflight
 
 MAX_TEXT_BYTES = 4 << 20  # a pasted log; archfit reads only its last error anyway
+MAX_JSON_DEPTH = 32  # an execution_error detail is 3 deep
+READ_CHUNK_BYTES = 64 << 10
+
+
+class BadRequest(Exception):
+    def __init__(self, status, message):
+        super().__init__(message)
+        self.status = status
+
+
+async def read_limited(request, limit=MAX_TEXT_BYTES):
+    """The body, refused (413) as soon as it passes `limit` bytes."""
+    too_large = BadRequest(413, "the request body is over %d bytes" % limit)
+    if request.content_length is not None and request.content_length > limit:
+        raise too_large
+    chunks, size = [], 0
+    async for chunk in request.content.iter_chunked(READ_CHUNK_BYTES):
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def json_depth(text):
+    """How deeply arrays and objects nest in `text` (strings skipped); stops
+    counting past MAX_JSON_DEPTH, so it never recurses and is linear."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for character in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif character == "\\":
+                escaped = True
+            elif character == '"':
+                in_string = False
+        elif character == '"':
+            in_string = True
+        elif character in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+            if deepest > MAX_JSON_DEPTH:
+                break
+        elif character in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_json_body(raw):
+    """The JSON value in `raw`, or BadRequest(400) saying what is wrong."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise BadRequest(400, "the body must be UTF-8 JSON") from None
+    if json_depth(text) > MAX_JSON_DEPTH:
+        raise BadRequest(400, "the JSON nests deeper than %d levels" % MAX_JSON_DEPTH)
+    try:
+        return json.loads(text)
+    except ValueError:
+        raise BadRequest(400, 'the body must be JSON: {"text": "…the error…"}') from None
+
+
+def refuse_other_sites(request):
+    """BadRequest(403) for a POST another site's page made a browser send."""
+    if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
+        raise BadRequest(403, "archfit: cross-site request refused")
+    origin = request.headers.get("Origin")
+    if origin is None:
+        return  # not from a browser page (curl, a script): nothing to forge
+    host = request.headers.get("Host", "")
+    if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+        raise BadRequest(403, "archfit: a request from %s to %s refused" % (origin, host))
 
 
 def text_of_execution_error(detail):
@@ -38,25 +121,33 @@ def _error(web, status, message):
 def add_routes(routes, web):
     """Registers the routes on an aiohttp RouteTableDef (`web` is aiohttp.web)."""
 
-    @routes.get("/archfit/report")
-    async def archfit_report(request):
-        refresh = request.query.get("refresh") in ("1", "true")
+    async def report_response(check):
         loop = asyncio.get_running_loop()
         try:
-            report = await loop.run_in_executor(
-                None, preflight.run if refresh else preflight.latest_or_run)
+            report = await loop.run_in_executor(None, check)
         except preflight.Unavailable as error:
             return _error(web, 503, str(error))
         return web.json_response(report.document)
 
+    @routes.get("/archfit/report")
+    async def archfit_report(request):
+        return await report_response(preflight.latest_or_run)
+
+    @routes.post("/archfit/report")
+    async def archfit_recheck(request):
+        try:
+            refuse_other_sites(request)
+        except BadRequest as error:
+            return _error(web, error.status, str(error))
+        return await report_response(preflight.run)
+
     @routes.post("/archfit/explain")
     async def archfit_explain(request):
-        if request.content_length is not None and request.content_length > MAX_TEXT_BYTES:
-            return _error(web, 413, "the error text is over %d bytes" % MAX_TEXT_BYTES)
         try:
-            body = await request.json()
-        except ValueError:
-            return _error(web, 400, 'the body must be JSON: {"text": "…the error…"}')
+            refuse_other_sites(request)
+            body = parse_json_body(await read_limited(request))
+        except BadRequest as error:
+            return _error(web, error.status, str(error))
         if not isinstance(body, dict):
             return _error(web, 400, 'the body must be a JSON object: {"text": "…the error…"}')
         traceback = body.get("traceback")
@@ -77,4 +168,4 @@ def add_routes(routes, web):
             return _error(web, 503, str(error))
         return web.json_response(payload)
 
-    return archfit_report, archfit_explain
+    return archfit_report, archfit_recheck, archfit_explain

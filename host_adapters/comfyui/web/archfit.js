@@ -64,7 +64,10 @@ export function showDetails(payload) {
   return dialog;
 }
 
+// Only errors archfit recognises as CUDA, driver or architecture failures
+// are its to explain; ComfyUI's own dialog speaks for everything else.
 export function showDiagnosis(payload) {
+  if (!payload?.diagnosis?.recognised) return false;
   const key = keyOf(payload);
   const now = performance.now();
   if (shown.has(key) && now - shown.get(key) < REPEAT_AFTER_MS) return false;
@@ -74,7 +77,7 @@ export function showDiagnosis(payload) {
   const toast = app.extensionManager?.toast;
   if (toast?.add) {
     toast.add({
-      severity: d.recognised ? "error" : "warn",
+      severity: "error",
       summary: headline(d),
       detail: summary(d),
       life: 30000,

@@ -34,9 +34,13 @@ class StandInPromptServer:
 
         self.routes = web.RouteTableDef()
         self.sent = []
+        self.recipients = []  # each send_sync's sid: None means every client
+        # ComfyUI's executor sets this to the running prompt's client id.
+        self.client_id = None
 
     def send_sync(self, event, data, sid=None):
         self.sent.append((event, data))
+        self.recipients.append(sid)
 
 
 def _module(name, **attributes):

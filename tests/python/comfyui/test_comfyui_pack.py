@@ -162,12 +162,16 @@ def test_the_error_handler_diagnoses_comfyuis_error_records_and_pushes_them(comf
     pack.preflight.run()  # the environment errors are weighed against
     handler = pack.error_handler._installed
     assert handler in logging.getLogger().handlers
-    # Exactly what ComfyUI's executor logs: two ERROR records on the root logger.
+    # Exactly what ComfyUI's executor logs: two ERROR records on the root
+    # logger, while the prompt of client "tab-1" runs.
+    comfyui.server.client_id = "tab-1"
     logging.error("!!! Exception during processing !!! %s", NO_KERNEL_IMAGE)
+    comfyui.server.client_id = "tab-2"  # the traceback belongs to the error line before it
     logging.error(comfyui_traceback("/home/me/ComfyUI/venv/lib/python3.12/site-packages"))
     handler.wait()
     events = [data for event, data in comfyui.server.sent if event == "archfit.diagnosis"]
     assert len(events) == 1, comfyui.server.sent
+    assert comfyui.server.recipients == ["tab-1"], "only the client that queued the prompt"
     diagnosis = events[0]["diagnosis"]
     assert diagnosis["category"] == "no-kernel-image"
     assert diagnosis["component"]["name"] == "xformers"
@@ -180,6 +184,7 @@ def test_the_error_handler_diagnoses_comfyuis_error_records_and_pushes_them(comf
 
 def test_an_error_line_without_its_traceback_is_diagnosed_alone(comfyui):
     pack = comfyui.load()
+    comfyui.server.client_id = "tab-1"
     handler = pack.error_handler._installed
     logging.error("!!! Exception during processing !!! CUDA error: out of memory")
     logging.error("some other record")  # not a traceback: the line stands alone
@@ -187,6 +192,30 @@ def test_an_error_line_without_its_traceback_is_diagnosed_alone(comfyui):
     handler.wait()
     events = [data for event, data in comfyui.server.sent if event == "archfit.diagnosis"]
     assert [e["diagnosis"]["category"] for e in events] == ["out-of-memory"]
+
+
+def test_an_error_archfit_does_not_recognise_is_left_to_comfyui(comfyui):
+    pack = comfyui.load()
+    comfyui.server.client_id = "tab-1"
+    handler = pack.error_handler._installed
+    logging.error("!!! Exception during processing !!! [Errno 2] No such file or directory: "
+                  "'/models/checkpoints/missing.safetensors'")
+    logging.error('Traceback (most recent call last):\n  File "/ComfyUI/nodes.py", line 580, in '
+                  'load_checkpoint\n    sd = load(path)\nFileNotFoundError: [Errno 2] No such file '
+                  "or directory: '/models/checkpoints/missing.safetensors'\n")
+    handler.wait()
+    assert comfyui.server.sent == []
+    # The Explain node still has it, for whoever asks.
+    latest = pack.error_handler.latest()
+    assert latest is not None and latest["diagnosis"]["recognised"] is False
+
+
+def test_a_prompt_queued_without_a_client_id_is_told_to_no_one(comfyui):
+    pack = comfyui.load()
+    comfyui.server.client_id = None  # queued through the HTTP API alone
+    logging.error("!!! Exception during processing !!! %s", NO_KERNEL_IMAGE)
+    pack.error_handler._installed.wait()
+    assert comfyui.server.sent == []
 
 
 def test_an_unrelated_error_record_is_ignored(comfyui):
@@ -215,9 +244,17 @@ def test_the_routes_report_and_explain(comfyui, demo_site):
     pack = comfyui.load()
     use_site(pack, demo_site)
     routes = comfyui.server.routes
-    status, report = _call(routes, "GET", "/archfit/report?refresh=1")
+    wait_for_startup_check(pack)  # the start-up check, of this test's own Python
+    status, report = _call(routes, "POST", "/archfit/report")  # checks again: the demo site
     assert status == 200
     assert report["schema"] == "archfit.check/1" and report["verdict"] == "fails"
+    checked = pack.preflight.latest()
+    # A GET gives that check's document and never checks again, ?refresh=1 or
+    # not: a page elsewhere can make a browser send one.
+    for path in ("/archfit/report", "/archfit/report?refresh=1"):
+        status, again = _call(routes, "GET", path)
+        assert status == 200 and again == report
+        assert pack.preflight.latest() is checked
 
     status, payload = _call(routes, "POST", "/archfit/explain", json={"text": NO_KERNEL_IMAGE})
     assert status == 200
@@ -248,6 +285,65 @@ def test_a_bad_explain_request_is_a_400_saying_what_is_wrong(comfyui, body, word
                             headers={"Content-Type": "application/json"})
     assert status == 400
     assert words in payload["error"]
+
+
+def test_explain_limits_the_body_while_reading_it(comfyui):
+    """A chunked body has no Content-Length: 5 MB is refused all the same."""
+    pack = comfyui.load()
+
+    async def chunks():
+        text = b'{"text": "' + b"x" * (1 << 20)
+        for _ in range(5):
+            yield text
+
+    status, payload = _call(comfyui.server.routes, "POST", "/archfit/explain", data=chunks(),
+                            headers={"Content-Type": "application/json"})
+    assert status == 413, payload
+    assert str(pack.routes.MAX_TEXT_BYTES) in payload["error"]
+
+
+def test_explain_refuses_json_nested_too_deep_with_a_400(comfyui):
+    pack = comfyui.load()
+    deep = b"[" * 100000 + b"]" * 100000
+    status, payload = _call(comfyui.server.routes, "POST", "/archfit/explain", data=deep,
+                            headers={"Content-Type": "application/json"})
+    assert status == 400, payload
+    assert "nests deeper than %d" % pack.routes.MAX_JSON_DEPTH in payload["error"]
+    # Brackets inside strings are text, not nesting.
+    assert pack.routes.json_depth('{"text": "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\\"["}') == 1
+
+
+@pytest.mark.parametrize("headers", [
+    {"Origin": "http://evil.example"},
+    {"Origin": "null"},
+    {"Sec-Fetch-Site": "cross-site"},
+])
+def test_a_post_another_site_sends_is_refused(comfyui, headers):
+    comfyui.load()
+    for path, body in (("/archfit/report", None), ("/archfit/explain", {"text": NO_KERNEL_IMAGE})):
+        status, payload = _call(comfyui.server.routes, "POST", path, json=body, headers=headers)
+        assert status == 403, (path, payload)
+        assert "refused" in payload["error"]
+
+
+def test_a_post_from_comfyuis_own_page_is_served(comfyui, demo_site):
+    pack = comfyui.load()
+    use_site(pack, demo_site)
+
+    async def go():
+        from aiohttp import web
+        from aiohttp.test_utils import TestClient, TestServer
+
+        app = web.Application()
+        app.add_routes(comfyui.server.routes)
+        async with TestClient(TestServer(app)) as client:
+            origin = "http://%s:%d" % (client.host, client.port)
+            response = await client.post("/archfit/explain", json={"text": NO_KERNEL_IMAGE},
+                                         headers={"Origin": origin,
+                                                  "Sec-Fetch-Site": "same-origin"})
+            return response.status
+
+    assert asyncio.run(go()) == 200
 
 
 def _run_pack_in_a_fresh_python(pack_dir, environment, binding_on_path=True, then=""):

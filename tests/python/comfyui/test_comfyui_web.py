@@ -294,6 +294,24 @@ def test_pushed_diagnosis_shows_toast_and_dialog_once(page, diagnosis_payload, s
     assert page.locator(".archfit-dialog").count() == 0
 
 
+def test_an_error_archfit_does_not_recognise_shows_nothing(page, diagnosis_payload):
+    """A FileNotFoundError is ComfyUI's to show: no toast, no dialog, whether
+    pushed or asked for."""
+    unrecognised = {
+        "text": "not-recognised",
+        "diagnosis": dict(diagnosis_payload["diagnosis"], recognised=False,
+                          category="not-recognised", component=None, fix=[]),
+    }
+    posted = _route_explain(page, unrecognised)
+    _receive(page, "execution_error", _execution_error())
+    page.wait_for_function("api.fetched.length > 0")
+    page.wait_for_timeout(300)  # the answer has arrived and been weighed
+    assert len(posted) == 1
+    _receive(page, "archfit.diagnosis", unrecognised)
+    assert _toasts(page) == []
+    assert page.locator(".archfit-dialog").count() == 0
+
+
 def _route_explain(page, payload):
     """Intercepts POST /api/archfit/explain (ComfyUI serves every route at
     /api/x too) and answers it with the real payload; returns the list the
