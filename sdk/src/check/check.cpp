@@ -4,7 +4,6 @@
 #include <cctype>
 #include <future>
 #include <map>
-#include <mutex>
 #include <numeric>
 #include <tuple>
 
@@ -273,10 +272,11 @@ struct ComponentKey {
 }  // namespace
 
 CheckReport run_check(const CheckOptions& options) {
-  // What does not depend on anything else is read at once, while the tree
-  // is walked: the knowledge base's YAML and each site-packages' dist-info,
-  // one after the other on one thread, so that on two cores the scan index,
-  // which the walk waits for, has the other to itself (docs/scanning.md).
+  // What does not depend on anything else is read at once, while the scan
+  // index is opened and the tree walked: the knowledge base's YAML and each
+  // site-packages' dist-info, one after the other on one helper thread, so
+  // that on two cores the main thread has the other to itself
+  // (docs/scanning.md).
   struct Metadata {
     std::vector<env::SitePackages> sites;
     kb::KnowledgeBase kb;
@@ -312,24 +312,17 @@ CheckReport run_check(const CheckOptions& options) {
     binary::TreeScanOptions scan_options;
     scan_options.threads = options.threads;
     scan_options.on_progress = options.on_progress;
-    std::future<ScanIndex> index_opened;
-    std::once_flag index_ready;
-    const auto opened_index = [&]() -> ScanIndex& {
-      std::call_once(index_ready, [&] { index = index_opened.get(); });
-      return *index;
-    };
     if (options.scan_index_dir) {
-      index_opened =
-          std::async(std::launch::async, ScanIndex::open, *options.scan_index_dir, roots);
+      // Opened here, not beside the walk: the walk's first directory asks it.
+      index = ScanIndex::open(*options.scan_index_dir, roots);
       scan_options.reuse_listing = [&](const std::string& dir, const binary::FileStamp& stamp) {
-        return opened_index().listing(dir, stamp);
+        return index->listing(dir, stamp);
       };
       scan_options.reuse = [&](const std::string& path, const binary::FileStamp& stamp) {
-        return opened_index().take(path, stamp);
+        return index->take(path, stamp);
       };
     }
     scan = binary::scan_tree(roots, scan_options);
-    if (index_opened.valid()) opened_index();  // nothing was asked of it
     report.scan.files = scan.files.size();
     report.scan.reused = scan.reused;
     report.scan.directories = scan.directories.size();

@@ -284,8 +284,10 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
       if (compat::badness(stack.per_device[d]) > compat::badness(stack.per_device[worst_device]))
         worst_device = d;
     }
-    if (report.devices.empty()) stack.verdict = compat::Verdict::unknown;
-    if (!report.devices.empty()) {
+    if (report.devices.empty()) {
+      // Device code, but no GPU to judge it on (as aggregate() says of a component).
+      if (has_device_code) stack.verdict = compat::Verdict::unknown;
+    } else {
       stack.verdict = stack.per_device[worst_device];
       stack.device = report.devices[worst_device].name;
       if (stack.verdict == compat::Verdict::driver_too_old &&

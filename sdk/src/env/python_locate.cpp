@@ -168,9 +168,7 @@ std::optional<ChosenEnvironment> choose_environment(
   std::error_code error;
   for (fs::path dir = fs::absolute(cwd, error).lexically_normal(); !error && !dir.empty();
        dir = dir.parent_path()) {
-    const bool checkout =
-        fs::exists(dir / "main.py", error) && fs::is_directory(dir / "custom_nodes", error);
-    if (checkout || fs::exists(dir / "ComfyUI" / "main.py", error)) {
+    try {
       const ComfyuiInstall install = locate_comfyui(dir);
       const fs::path top = install.root.parent_path();
       const bool portable = fs::is_directory(top / "python_embeded", error);
@@ -181,6 +179,8 @@ std::optional<ChosenEnvironment> choose_environment(
                                  python_of_site_packages(install.site_packages.front())};
       }
       if (!comfyui_without_python) comfyui_without_python = install;
+    } catch (const LocateError&) {
+      // no ComfyUI here; look one folder up
     }
     if (dir == dir.root_path()) break;
   }

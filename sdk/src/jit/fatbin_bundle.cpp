@@ -5,12 +5,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <system_error>
 
-#include "env/trust.hpp"
 #include "binary/parallel.hpp"
+#include "env/python_locate.hpp"
 #include "env/run_program.hpp"
+#include "env/trust.hpp"
 
 namespace archfit::jit {
 
@@ -44,13 +44,8 @@ fs::path find_fatbinary() {
     }
   }
   if (executable("/usr/local/cuda/bin/fatbinary")) return "/usr/local/cuda/bin/fatbinary";
-  if (const char* path = env::trusted_path_variable("PATH")) {
-    std::istringstream dirs(path);
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-      if (!dir.empty() && executable(fs::path(dir) / "fatbinary"))
-        return fs::path(dir) / "fatbinary";
-    }
-  }
+  if (const char* path = env::trusted_path_variable("PATH"))
+    return env::find_program("fatbinary", path).value_or(fs::path());
   return {};
 }
 
