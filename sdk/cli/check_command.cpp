@@ -125,9 +125,17 @@ int CheckCommand::run() const {
     }
     if (plan_) {
       auto context = plan_context();
-      // The chosen environment's own interpreter runs the plan's pip.
-      if (context.python.empty() && report.environment)
-        context.python = report.environment->python.string();
+      // The chosen environment's own interpreter runs the plan's pip, and
+      // the check at its end names that environment: the script may be run
+      // with no venv activated, or from another folder.
+      if (report.environment) {
+        if (context.python.empty()) context.python = report.environment->python.string();
+        for (const auto& dir : options.site_packages)
+          context.verify_command += " --site-packages " + check::shell_quote(dir.string());
+        if (options.custom_nodes)
+          context.verify_command +=
+              " --custom-nodes " + check::shell_quote(options.custom_nodes->string());
+      }
       std::cout << check::render_plan(report, context);
     } else if (json_) {
       std::cout << check::check_document(report).dump(2, ' ', false,

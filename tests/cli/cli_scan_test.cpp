@@ -288,6 +288,12 @@ TEST_F(CliBareCheck, JudgesTheActivatedVenvAndSaysSoFirst) {
   // A venv's own pip runs the plan.
   const CommandResult plan = bare_check("--gpu 'RTX 5090' --plan");
   EXPECT_NE(plan.out.find(venv_.string() + "/bin/python"), std::string::npos) << plan.out;
+  // ... and its closing check names the venv, for a shell where it is not activated.
+  const std::string closing = plan.out.substr(plan.out.rfind("archfit check"));
+  EXPECT_NE(closing.find("--site-packages '" +
+                         (venv_ / "lib" / "python3.12" / "site-packages").string() + "'"),
+            std::string::npos)
+      << closing;
 }
 
 TEST_F(CliBareCheck, ASecondCheckReadsNoLibraryAndNoIndexReadsThemAll) {
