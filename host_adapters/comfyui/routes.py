@@ -18,6 +18,7 @@ the server's loop.
 """
 
 import asyncio
+import ipaddress
 import json
 from urllib.parse import urlsplit
 
@@ -87,15 +88,29 @@ def parse_json_body(raw):
         raise BadRequest(400, 'the body must be JSON: {"text": "…the error…"}') from None
 
 
+def _is_loopback(host):
+    name = urlsplit("//" + host).hostname or ""
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
 def refuse_other_sites(request):
-    """BadRequest(403) for a POST another site's page made a browser send."""
+    """BadRequest(403) for a POST another site's page made a browser send.
+    The browser's own Sec-Fetch-Site and an opaque ("null") Origin are
+    trusted everywhere; Origin against Host only when Host is this machine,
+    as ComfyUI's origin check does: behind a reverse proxy the Host header is
+    the proxy's upstream, not what the page's Origin names."""
     if request.headers.get("Sec-Fetch-Site", "same-origin") not in ("same-origin", "none"):
         raise BadRequest(403, "archfit: cross-site request refused")
     origin = request.headers.get("Origin")
     if origin is None:
         return  # not from a browser page (curl, a script): nothing to forge
     host = request.headers.get("Host", "")
-    if origin == "null" or urlsplit(origin).netloc.lower() != host.lower():
+    if origin == "null" or (_is_loopback(host) and urlsplit(origin).netloc.lower() != host.lower()):
         raise BadRequest(403, "archfit: a request from %s to %s refused" % (origin, host))
 
 

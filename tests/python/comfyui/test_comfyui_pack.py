@@ -326,6 +326,19 @@ def test_a_post_another_site_sends_is_refused(comfyui, headers):
         assert "refused" in payload["error"]
 
 
+def test_behind_a_reverse_proxy_the_pages_own_post_is_served(comfyui):
+    """The proxy forwards to a Host that is not the public name the page's
+    Origin carries; the browser still says same-origin."""
+    pack = comfyui.load()
+    request = type("Request", (), {"headers": {
+        "Host": "10.0.0.5:8188", "Origin": "https://comfy.example.net",
+        "Sec-Fetch-Site": "same-origin"}})()
+    pack.routes.refuse_other_sites(request)  # no 403
+    request.headers["Host"] = "127.0.0.1:8188"  # the same mismatch on this machine is refused
+    with pytest.raises(pack.routes.BadRequest):
+        pack.routes.refuse_other_sites(request)
+
+
 def test_a_post_from_comfyuis_own_page_is_served(comfyui, demo_site):
     pack = comfyui.load()
     use_site(pack, demo_site)
