@@ -1,6 +1,6 @@
 # Locates the CUDA toolkit for its headers (cuda.h, nvrtc.h) and, for tests,
 # nvcc. Nothing here links a CUDA library: libcuda and libnvrtc are loaded at
-# run time (DESIGN.md decision 1).
+# run time (docs/design.md, decision 1).
 set(_archfit_cuda_hints "$ENV{CUDA_HOME}" "$ENV{CUDA_PATH}" /usr/local/cuda)
 find_path(ARCHFIT_CUDA_INCLUDE_DIR cuda.h HINTS ${_archfit_cuda_hints} PATH_SUFFIXES include NO_DEFAULT_PATH)
 find_path(ARCHFIT_CUDA_INCLUDE_DIR cuda.h)

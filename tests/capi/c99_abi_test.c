@@ -38,7 +38,7 @@ static int contains(const char* text, const char* part) {
   return text != NULL && strstr(text, part) != NULL;
 }
 
-/* ---- a hand-made fatbin container (cuda-binaries.md §2) --------------------- */
+/* ---- a hand-made fatbin container (docs/cuda-binaries.md) --------------------- */
 
 static void put16(unsigned char* at, uint16_t value) {
   at[0] = (unsigned char)(value & 0xff);

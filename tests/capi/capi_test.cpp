@@ -1,4 +1,4 @@
-// The rules of the C ABI (DESIGN.md, "The C ABI"; archfit.h's header comment),
+// The rules of the C ABI (docs/c-abi.md; archfit.h's header comment),
 // checked through libarchfit.so exactly as a host sees it: this binary links
 // the shared library and sees only sdk/include, never the C++ core.
 #include <gmock/gmock.h>
@@ -24,7 +24,7 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// ---- a hand-made fatbin container (shared/reference/cuda-binaries.md §2) ----
+// ---- a hand-made fatbin container (docs/cuda-binaries.md) ----
 
 void put(std::vector<unsigned char>& bytes, size_t at, uint64_t value, size_t width) {
   for (size_t i = 0; i < width; ++i) bytes[at + i] = static_cast<unsigned char>(value >> (8 * i));

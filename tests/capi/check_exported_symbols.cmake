@@ -1,4 +1,4 @@
-# Checks what a shared library exports against the C ABI (DESIGN.md, "The C ABI":
+# Checks what a shared library exports against the C ABI (docs/c-abi.md, "Names":
 # `nm -D` on the library shows nothing but the archfit_ prefix).
 #
 #   cmake -DLIBRARY=<libarchfit.so> [-DHEADER=<archfit.h>] [-DNM=<nm>] -P check_exported_symbols.cmake

@@ -1,5 +1,5 @@
 # libarchfit.so must start on a machine with no driver and a broken CUDA
-# install (DESIGN.md decision 1), so it may not link libcuda, libcudart or
+# install (docs/design.md, decision 1), so it may not link libcuda, libcudart or
 # libnvrtc: those are loaded at run time. Fails naming the library it needs.
 #
 #   cmake -DLIBRARY=<libarchfit.so> -DREADELF=<readelf> -P check_no_cuda_link.cmake

@@ -33,7 +33,7 @@ class ScratchDir : public ::testing::Test {
 };
 
 // A minimal fatbin: one container holding one uncompressed PTX entry for
-// compute_90 (layout: shared/reference/cuda-binaries.md §2).
+// compute_90 (layout: docs/cuda-binaries.md).
 std::string tiny_fatbin() {
   const std::string ptx = ".version 9.0\n.target sm_90\n.address_size 64\n";
   std::string payload = ptx;

@@ -1,5 +1,5 @@
 /*
- * A test-only stand-in for libcuda.so.1 (DESIGN.md decision 7): it answers
+ * A test-only stand-in for libcuda.so.1 (docs/design.md, decision 8): it answers
  * the driver API calls archfit makes, with devices and a driver version
  * chosen by the test through the environment:
  *

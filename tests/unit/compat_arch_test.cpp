@@ -79,7 +79,7 @@ TEST(CompatArch, RejectsAVariantWhereADeviceCapabilityIsWanted) {
 
 TEST(CompatArch, FamiliesAreTheOnesPtxasAccepts) {
   // ptxas 13.0: compute_100f for sm_100 and sm_103 only; compute_110f for
-  // 110 only; compute_120f for 120 and 121 (reference/cuda-binaries.md §4).
+  // 110 only; compute_120f for 120 and 121 (docs/cuda-binaries.md).
   EXPECT_TRUE(same_family(cc(10, 0), cc(10, 3)));
   EXPECT_TRUE(same_family(cc(12, 0), cc(12, 1)));
   EXPECT_TRUE(same_family(cc(11, 0), cc(11, 0)));

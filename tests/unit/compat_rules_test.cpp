@@ -106,7 +106,7 @@ TEST(CompatSass, ArchSpecificRunsOnlyOnItsExactCapability) {
   EXPECT_TRUE(sass("sm_90a", "9.0"));
   EXPECT_TRUE(sass("sm_100a", "10.0"));
   EXPECT_FALSE(sass("sm_100a", "10.3"));
-  // reference §6: DGX Spark (12.1) runs sm_120 and sm_120f, not sm_120a.
+  // DGX Spark (12.1) runs sm_120 and sm_120f, not sm_120a (docs/cuda-binaries.md).
   EXPECT_TRUE(sass("sm_120", "12.1"));
   EXPECT_TRUE(sass("sm_120f", "12.1"));
   EXPECT_FALSE(sass("sm_120a", "12.1"));

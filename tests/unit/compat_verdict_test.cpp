@@ -13,7 +13,7 @@ using archfit::compat::Verdict;
 using archfit::compat::worst_of;
 
 TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
-  // DESIGN.md, "archfit.check/1": these strings are a public contract.
+  // docs/check-json.md (`verdict`): these strings are a public contract.
   const std::vector<std::pair<Verdict, std::string_view>> names = {
       {Verdict::native, "native"},
       {Verdict::ptx_jit, "ptx-jit"},

@@ -2,7 +2,7 @@
 // Builds fatbin containers, cubins and minimal 64-bit host ELF files in
 // memory, with every header field under the test's control, so that the
 // malformed-input tests can make exactly the corruption they mean to test.
-// Layouts follow shared/reference/cuda-binaries.md §2 and the ELF-64 spec.
+// Layouts follow docs/cuda-binaries.md and the ELF-64 spec.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

@@ -4,7 +4,7 @@
 // payloads decompressed), not from what the scanner prints, so that a scanner
 // bug shows here as a diff. Measured with nvcc 13.0 (V13.0.88).
 //
-// What nvcc 13.0 emits, in brief (shared/reference/cuda-binaries.md §1-3):
+// What nvcc 13.0 emits, in brief (docs/cuda-binaries.md):
 // - Every entry flag word has 0x11 (64-bit, Linux); `a` adds 0x100000, `f`
 //   0x200000, ZSTD 0x8000, LZ4 0x2000, -G 0x2; SASS for sm_100 and later adds
 //   0x1000000. The entry version is 1.8 for every cubin (EI_ABIVERSION 8, so

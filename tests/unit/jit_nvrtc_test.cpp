@@ -1,5 +1,5 @@
 // jit/nvrtc: discovery, loading, compiling and target planning, against the
-// real NVRTC of the toolkit this was built with (DESIGN.md decision 7).
+// real NVRTC of the toolkit this was built with (docs/design.md, decision 8).
 #include "jit/nvrtc/nvrtc.hpp"
 
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 #pragma once
 // What a cubin says about itself: its ELF header (ABI V1/V2, SM in e_flags,
 // EXEC or REL) and the notes where `a` and `f` can still be read
-// (shared/reference/cuda-binaries.md §3).
+// (docs/cuda-binaries.md, "Cubins").
 #include <cstdint>
 #include <optional>
 #include <string>

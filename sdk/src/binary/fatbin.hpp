@@ -1,6 +1,6 @@
 #pragma once
-// The fatbin container and its entry headers (layout: shared/reference/
-// cuda-binaries.md §2, checked against nvcc 13 output). Reads headers only:
+// The fatbin container and its entry headers (layout: docs/cuda-binaries.md,
+// checked against nvcc 13 output). Reads headers only:
 // payloads are skipped by their declared size and never walked.
 #include <cstdint>
 #include <limits>

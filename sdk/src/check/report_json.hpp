@@ -1,5 +1,5 @@
 #pragma once
-// The archfit.check/1 document (DESIGN.md "The JSON documents"; docs/check-json.md).
+// The archfit.check/1 document (docs/check-json.md).
 #include <nlohmann/json.hpp>
 
 #include "check.hpp"

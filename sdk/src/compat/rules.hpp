@@ -1,7 +1,7 @@
 #pragma once
 // The rule table: can this image run on this device, and what does that make
 // of a whole binary. Scan, check, diagnose and JIT selection all ask here
-// (DESIGN.md decision 3); nothing else restates a rule.
+// (docs/design.md, decision 3); nothing else restates a rule.
 #include <cstddef>
 #include <optional>
 #include <span>

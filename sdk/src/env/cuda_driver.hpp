@@ -1,6 +1,6 @@
 #pragma once
 // The machine's real GPUs and driver, asked through the CUDA driver API.
-// libcuda is loaded at run time (DESIGN.md decision 1), so archfit starts on
+// libcuda is loaded at run time (docs/design.md, decision 1), so archfit starts on
 // a machine with no driver, no GPU or a broken install; each of those comes
 // back as a finding in a plain sentence, never as a crash.
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// libcuda, loaded at run time (DESIGN.md decision 1): the one place that opens
+// libcuda, loaded at run time (docs/design.md, decision 1): the one place that opens
 // the driver library, looks up its entry points and words its error codes.
 // The probe, --confirm and the JIT loader all go through it. Includes cuda.h,
 // so only core sources (which see the CUDA headers) include this header.

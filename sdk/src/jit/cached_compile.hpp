@@ -1,6 +1,6 @@
 #pragma once
 // NVRTC through the kernel cache: the key is everything that changes the
-// output (DESIGN.md decision 5), the compile runs only on a miss, and of many
+// output (docs/design.md, decision 6), the compile runs only on a miss, and of many
 // threads or processes asking for the same key one compiles.
 #include <functional>
 #include <string>

@@ -1,10 +1,11 @@
 #pragma once
-// An op's kernel module, registered once and loaded per device (DESIGN.md,
-// the jit flow): a compatible prebuilt image, else prebuilt PTX for the
-// driver, else the source compiled by NVRTC through the kernel cache; then
-// cuModuleLoadData in the device's primary context (so it cooperates with
-// PyTorch), cuModuleGetFunction and cuLaunchKernel. Thread-safe: many threads
-// loading the same module on the same device load (and compile) it once.
+// An op's kernel module, registered once and loaded per device (docs/design.md,
+// the jit step of "The flow of data"): a compatible prebuilt image, else
+// prebuilt PTX for the driver, else the source compiled by NVRTC through the
+// kernel cache; then cuModuleLoadData in the device's primary context (so it
+// cooperates with PyTorch), cuModuleGetFunction and cuLaunchKernel.
+// Thread-safe: many threads loading the same module on the same device load
+// (and compile) it once.
 #include <cstddef>
 #include <filesystem>
 #include <map>

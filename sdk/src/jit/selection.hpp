@@ -1,9 +1,9 @@
 #pragma once
-// Which path an op's kernel module takes on a device (DESIGN.md, the jit
-// flow), decided by the one rule table (compat/): a prebuilt SASS image that
-// runs there; else prebuilt PTX the driver can JIT-compile; else NVRTC from
-// the module's source, for a target plan_target picks; else an error that
-// says what would make it work.
+// Which path an op's kernel module takes on a device (docs/design.md, the jit
+// step of "The flow of data"), decided by the one rule table (compat/): a
+// prebuilt SASS image that runs there; else prebuilt PTX the driver can
+// JIT-compile; else NVRTC from the module's source, for a target plan_target
+// picks; else an error that says what would make it work.
 #include <functional>
 #include <optional>
 #include <stdexcept>

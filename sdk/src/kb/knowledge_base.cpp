@@ -153,7 +153,7 @@ std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability c
 }
 
 std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc) const {
-  // The rule table judges (DESIGN.md decision 3); torch's lists hold plain archs.
+  // The rule table judges (docs/design.md, decision 3); torch's lists hold plain archs.
   auto plain = [](uint32_t sm) {
     return compat::Arch{ComputeCapability::from_sm(sm), binary::Variant::plain};
   };

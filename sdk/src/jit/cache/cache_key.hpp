@@ -1,5 +1,5 @@
 #pragma once
-// The kernel cache's key (DESIGN.md decision 5): one hash over everything that
+// The kernel cache's key (docs/design.md, decision 6): one hash over everything that
 // changes what NVRTC produces, so that a changed input never meets a stale entry.
 #include <string>
 #include <string_view>

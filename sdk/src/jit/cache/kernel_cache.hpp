@@ -1,5 +1,5 @@
 #pragma once
-// The JIT kernel cache (DESIGN.md decision 5; docs/op-author-guide.md, "The
+// The JIT kernel cache (docs/design.md, decision 6; docs/op-author-guide.md, "The
 // kernel cache"): compiled images by key, in process memory and on disk.
 //
 //   KernelCache& cache = process_cache();

@@ -1,5 +1,5 @@
 #pragma once
-// libnvrtc, loaded at run time (DESIGN.md decision 1), and compiles through
+// libnvrtc, loaded at run time (docs/design.md, decision 1), and compiles through
 // it. The newest copy that loads wins (nvrtc_discovery.hpp); its
 // libnvrtc-builtins is loaded from beside it, and the CUDA headers of the
 // toolkit or wheel it came from are put on the include path
@@ -125,7 +125,8 @@ class Nvrtc {
   std::shared_ptr<Impl> impl_;
 };
 
-// The option archfit adds so that output is reproducible (DESIGN.md decision 5).
+// The option archfit adds so that output is reproducible (docs/op-author-guide.md,
+// "-frandom-seed").
 inline constexpr std::string_view kRandomSeedOption = "-frandom-seed=0x61726368";
 
 }  // namespace archfit::jit

@@ -1,5 +1,6 @@
 #pragma once
-// Where libnvrtc may be, and which copy to try first (DESIGN.md decision 1).
+// Where libnvrtc may be, and which copy to try first (docs/op-author-guide.md,
+// "Which NVRTC").
 // Files are listed and their versions read (through env/cuda_libraries),
 // never loaded here; nvrtc.hpp loads them.
 #include <filesystem>
