@@ -224,7 +224,8 @@ def test_diagnosis_text(demo_site):
     report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
     text = archfit.diagnosis_text(archfit.diagnose(NO_KERNEL_IMAGE, report=report).document)
     lines = text.splitlines()
-    assert lines[0] == "no-kernel-image (high confidence)"
+    assert lines[0] == "RTX 5090 cannot run PyTorch 2.5.1+cu124"
+    assert lines[1] == "no-kernel-image (high confidence)"
     assert "component  torch 2.5.1+cu124 (distribution)" in lines
     assert any(line.startswith("why        A component has no code your GPU (sm_120)") for line in lines)
     assert any(line.startswith(f"checked    confirms: {TORCH_EVIDENCE}") for line in lines)
@@ -323,7 +324,7 @@ def test_a_missing_library_is_a_clear_library_error(repo_root, tmp_path):
     assert "libarchfit could not be loaded" in message
     assert f"ARCHFIT_LIBRARY={missing}: cannot be loaded" in message
     assert "beside the package:" in message  # every place it looked is named
-    assert "pip install archfit" in message and "set ARCHFIT_LIBRARY" in message
+    assert "make wheel" in message and "set ARCHFIT_LIBRARY" in message
     assert "Traceback" not in result.stderr
 
 

@@ -81,9 +81,8 @@ TEST_F(CheckStackTest, AStockInstallFitsWhereItsUnlinkedCufftwCannotRun) {
     EXPECT_EQ(torch.name, "PyTorch");
     EXPECT_EQ(torch.version, "2.8.0+cu128");
     // torch, torchvision, and the nvidia-* wheels torch's metadata requires.
-    for (const char* member :
-         {"torch", "torchvision", "nvidia-cufft-cu12", "nvidia-cusparselt-cu12",
-          "nvidia-cuda-runtime-cu12"})
+    for (const char* member : {"torch", "torchvision", "nvidia-cufft-cu12",
+                               "nvidia-cusparselt-cu12", "nvidia-cuda-runtime-cu12"})
       EXPECT_NE(std::find(torch.members.begin(), torch.members.end(), member), torch.members.end())
           << member;
     const auto& cufft = component(report, "nvidia-cufft-cu12");
@@ -137,7 +136,8 @@ TEST_F(CheckStackTest, AnOldGpuGetsTheNewestBuildThatStillRunsIt) {
   EXPECT_EQ(torch.fix.index_url, "https://download.pytorch.org/whl/cu126");
   EXPECT_EQ(torch.fix.requirements,
             (std::vector<std::string>{"torch==2.14.1+cu126", "torchvision==0.29.1+cu126"}));
-  EXPECT_NE(torch.fix.summary.find("the newest PyTorch that still runs on sm_61"), std::string::npos)
+  EXPECT_NE(torch.fix.summary.find("the newest PyTorch that still runs on sm_61"),
+            std::string::npos)
       << torch.fix.summary;
   // No alternative offers an older torch for an old GPU.
   EXPECT_TRUE(torch.fix.alternatives.empty()) << torch.fix.alternatives[0].summary;
@@ -182,8 +182,10 @@ TEST_F(CheckStackTest, TwoGpusNoBuildServesAreSaidPlainlyWithEachOnesFix) {
             0u)
       << torch.fix.summary;
   ASSERT_EQ(torch.fix.alternatives.size(), 2u);
-  EXPECT_NE(torch.fix.alternatives[0].summary.find("For GeForce RTX 5090 alone"), std::string::npos);
-  EXPECT_NE(torch.fix.alternatives[1].commands.at(0).find("torch==2.14.1+cu126"), std::string::npos);
+  EXPECT_NE(torch.fix.alternatives[0].summary.find("For GeForce RTX 5090 alone"),
+            std::string::npos);
+  EXPECT_NE(torch.fix.alternatives[1].commands.at(0).find("torch==2.14.1+cu126"),
+            std::string::npos);
   // …and two that one build serves get it.
   const auto both = check({"RTX 5090", "RTX 4090"}, "570.86");
   EXPECT_NE(stack(both, "PyTorch").fix.commands.at(0).find("torch==2.11.0+cu128"),
@@ -207,8 +209,7 @@ TEST_F(CheckStackTest, ACuda13BuildOnDriver570IsDriverTooOld) {
   EXPECT_EQ(torch.fix.driver, "580.65.06");
   // Or keep the driver: the same torch built for CUDA 12.8.
   ASSERT_FALSE(torch.fix.alternatives.empty());
-  EXPECT_NE(torch.fix.alternatives[0].commands.at(0).find("torch==2.11.0+cu128"),
-            std::string::npos)
+  EXPECT_NE(torch.fix.alternatives[0].commands.at(0).find("torch==2.11.0+cu128"), std::string::npos)
       << torch.fix.alternatives[0].summary;
   // A 12.8 build on a 550 driver runs its SASS: not driver-too-old.
   site_ = std::make_unique<archfit::testing::FixtureSite>("stack_cuda12_on_550");
@@ -285,6 +286,10 @@ TEST_F(CheckStackTest, TheDocumentCarriesStacksReachAndTheOneLineAnswer) {
   EXPECT_EQ(doc["stacks"][0]["name"], "PyTorch");
   EXPECT_EQ(doc["stacks"][0]["verdict"], "no-image");
   EXPECT_EQ(doc["stacks"][0]["blocks"], true);
+  // The title a toast or the Pre-flight node leads with: the GPU by its short name.
+  EXPECT_EQ(doc["stacks"][0]["title"], "GTX 1080 cannot run PyTorch 2.8.0+cu128");
+  for (const auto& stack : doc["stacks"])
+    if (stack["blocks"] == false) EXPECT_EQ(stack["title"], "") << stack["name"];
   EXPECT_EQ(doc["stacks"][0]["cuda"]["version"], "12.8");
   EXPECT_EQ(doc["stacks"][0]["cuda"]["min_driver"], "525.60.13");
   EXPECT_EQ(doc["fix"], doc["stacks"][0]["fix"]);

@@ -32,11 +32,16 @@ std::string traceback_through(const fs::path& site, const std::string& package) 
   return "Traceback (most recent call last):\n"
          "  File \"/opt/ComfyUI/execution.py\", line 323, in execute\n"
          "    output_data = get_output_data(obj, input_data_all)\n"
-         "  File \"" + (site / package / "ops.py").string() + "\", line 40, in forward\n"
+         "  File \"" +
+         (site / package / "ops.py").string() +
+         "\", line 40, in forward\n"
          "    return _C.attention(q, k, v)\n"
-         "  File \"" + (site / "torch/_ops.py").string() + "\", line 1116, in __call__\n"
+         "  File \"" +
+         (site / "torch/_ops.py").string() +
+         "\", line 1116, in __call__\n"
          "    return self._op(*args, **kwargs)\n"
-         "RuntimeError: " + kNoKernelImage + "\n";
+         "RuntimeError: " +
+         kNoKernelImage + "\n";
 }
 
 class DiagnoseEnvironment : public ::testing::Test {
@@ -44,7 +49,8 @@ class DiagnoseEnvironment : public ::testing::Test {
   void SetUp() override {
     const fs::path fixtures = ARCHFIT_FIXTURE_DIR;
     for (const char* name : {"sm_86_sm_89.so", "sm_80.so", "compute_90.so"}) {
-      if (!fs::exists(fixtures / name)) GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures;
+      if (!fs::exists(fixtures / name))
+        GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures;
     }
     site_ = std::make_unique<archfit::testing::FixtureSite>(
         std::string("diagnose_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -102,6 +108,35 @@ TEST_F(DiagnoseEnvironment, ACheckConfirmsTheComponentTheTracebackNamesInWords) 
   EXPECT_EQ(to_json(d)["component"]["version"], "0.0.28.post1");
 }
 
+TEST_F(DiagnoseEnvironment, TheHeadlineNamesTheGpuTheComponentItsCauseAndTheOneCommand) {
+  // What a toast shows: the title people say ("RTX 5090", torch with its
+  // local tag), the check's decisive sentence, and the check's first command.
+  const Diagnosis d = diagnosed(traceback_through(site_->root(), "torch"), checked("RTX 5090"));
+  ASSERT_TRUE(d.headline);
+  EXPECT_EQ(d.headline->title, "RTX 5090 cannot run PyTorch 2.5.1+cu124");
+  ASSERT_TRUE(d.environment);
+  ASSERT_FALSE(d.environment->evidence.empty());
+  EXPECT_EQ(d.headline->cause, d.environment->evidence.front());
+  ASSERT_FALSE(d.environment->commands.empty());
+  EXPECT_EQ(d.headline->command, d.environment->commands.front());
+  EXPECT_EQ(d.headline->command.rfind("pip install torch==", 0), 0u) << d.headline->command;
+  EXPECT_EQ(d.headline->step.rfind("torch: ", 0), 0u) << d.headline->step;
+  const auto json = to_json(d)["headline"];
+  EXPECT_EQ(json["title"], d.headline->title);
+  EXPECT_EQ(json["command"], d.headline->command);
+  EXPECT_EQ(to_text(d).rfind("RTX 5090 cannot run PyTorch 2.5.1+cu124\n", 0), 0u) << to_text(d);
+}
+
+TEST_F(DiagnoseEnvironment, AComponentTheCheckFindsRunningIsNotBlamedInTheTitleWhatFailsIs) {
+  // sm_89 runs xformers' sm_80 SASS: the title names what the check finds
+  // failing instead (fastops' compute_90 PTX), with its fix's command.
+  const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 4090"));
+  ASSERT_TRUE(d.headline);
+  EXPECT_EQ(d.headline->title, "RTX 4090 cannot run fastops 1.0");
+  EXPECT_EQ(d.headline->cause.rfind("fastops: _C.so: no SASS, PTX compute_90", 0), 0u)
+      << d.headline->cause;
+}
+
 TEST_F(DiagnoseEnvironment, OnAGpuTheComponentRunsOnTheCheckRefutesItAndNamesWhatFails) {
   // sm_89: xformers' sm_80 SASS runs there; fastops' compute_90 PTX does not.
   const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 4090"));
@@ -111,7 +146,7 @@ TEST_F(DiagnoseEnvironment, OnAGpuTheComponentRunsOnTheCheckRefutesItAndNamesWha
   EXPECT_NE(d.environment->evidence[0].find("your GPU is sm_89"), std::string::npos)
       << d.environment->evidence[0];
   EXPECT_NE(d.environment->evidence[0].find("it has SASS that runs there"), std::string::npos);
-  EXPECT_NE(d.environment->evidence[1].find("fastops 1.0 has no SASS, only PTX for compute_90"),
+  EXPECT_NE(d.environment->evidence[1].find("fastops 1.0 (_C.so: no SASS, PTX compute_90"),
             std::string::npos)
       << d.environment->evidence[1];
 }
@@ -142,8 +177,8 @@ TEST_F(DiagnoseEnvironment, PyTorchsOwnErrorIsPinnedOnTheOneComponentTheCheckFin
 
 TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {
   // A driver API name, no traceback, no package in the text.
-  const Diagnosis d = diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU",
-                                checked("RTX 4090"));
+  const Diagnosis d =
+      diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("RTX 4090"));
   EXPECT_EQ(d.category, "no-kernel-image");
   ASSERT_TRUE(d.component) << to_text(d);
   EXPECT_EQ(d.component->name, "fastops");
@@ -153,8 +188,8 @@ TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {
 TEST_F(DiagnoseEnvironment, WhenEverythingOnDiskRunsTheCheckSaysTheCodeCameFromElsewhere) {
   // fastops' compute_90 PTX JIT-compiles on Hopper; torch's sm_86/sm_89 and
   // xformers' sm_80 SASS do not run there, so take them away.
-  for (const char* gone : {"torch", "torch-2.5.1+cu124.dist-info", "xformers",
-                           "xformers-0.0.28.post1.dist-info"})
+  for (const char* gone :
+       {"torch", "torch-2.5.1+cu124.dist-info", "xformers", "xformers-0.0.28.post1.dist-info"})
     fs::remove_all(site_->root() / gone);
   const Diagnosis d =
       diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("H100"));
@@ -203,7 +238,8 @@ TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
       archfit::check::check_document(archfit::check::run_check(options)), "archfit check");
   const std::string traceback =
       "Traceback (most recent call last):\n"
-      "  File \"" + (custom_nodes / "ComfyUI-FastOps" / "nodes.py").string() +
+      "  File \"" +
+      (custom_nodes / "ComfyUI-FastOps" / "nodes.py").string() +
       "\", line 7, in run\n    return _fastops.blur(x)\n"
       "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
   const Diagnosis d = diagnosed(traceback, environment);
@@ -224,7 +260,8 @@ TEST_F(DiagnoseEnvironment, WithoutAnEnvironmentTheVersionComesFromTheDistInfoBe
   EXPECT_EQ(d.component->version, "0.0.28.post1");
   EXPECT_FALSE(d.environment);
   // A path that is not on this machine gives no version, and no error.
-  const Diagnosis elsewhere = diagnose(kb(), traceback_through("/nowhere/site-packages", "xformers"));
+  const Diagnosis elsewhere =
+      diagnose(kb(), traceback_through("/nowhere/site-packages", "xformers"));
   ASSERT_TRUE(elsewhere.component);
   EXPECT_EQ(elsewhere.component->version, "");
 }
@@ -251,16 +288,38 @@ TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachine
   };
   const nlohmann::json rtx5090 = {
       {"name", "NVIDIA GeForce RTX 5090"}, {"sm", 120}, {"simulated", false}};
-  const Diagnosis cpu_torch = diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cpu"));
+  const Diagnosis cpu_torch =
+      diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cpu"));
   EXPECT_EQ(cpu_torch.category, "no-device");
   EXPECT_EQ(cpu_torch.environment->verdict, "confirms");
   EXPECT_NE(cpu_torch.environment->evidence[0].find("CPU-only"), std::string::npos);
   EXPECT_EQ(diagnosed(real_machine(nlohmann::json::array(), "2.7.0+cu128")).environment->verdict,
             "confirms");
-  const Diagnosis gpu_here = diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cu128"));
+  const Diagnosis gpu_here =
+      diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cu128"));
   EXPECT_EQ(gpu_here.environment->verdict, "refutes");
   EXPECT_NE(gpu_here.environment->evidence[0].find("CUDA_VISIBLE_DEVICES"), std::string::npos);
   EXPECT_EQ(gpu_here.environment->source, "report.json");
+}
+
+TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnrecognisedHasNone) {
+  DiagnoseOptions none;
+  const Diagnosis named = diagnose(
+      kb(),
+      "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the "
+      "device\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible",
+      none);
+  ASSERT_TRUE(named.headline);
+  EXPECT_EQ(named.headline->title, "A component here has no kernel for your sm_120 GPU");
+  EXPECT_TRUE(named.headline->command.empty());
+  EXPECT_FALSE(named.headline->step.empty());
+  const Diagnosis oom = diagnose(kb(), "torch.OutOfMemoryError: CUDA out of memory.", none);
+  ASSERT_TRUE(oom.headline);
+  EXPECT_EQ(oom.headline->title, "The GPU ran out of memory");
+  const Diagnosis missing =
+      diagnose(kb(), "FileNotFoundError: [Errno 2] No such file: 'x.png'", none);
+  EXPECT_FALSE(missing.headline);
+  EXPECT_TRUE(to_json(missing)["headline"].is_null());
 }
 
 TEST(DiagnoseEnvironmentDocument, AReportThatIsNotACheckIsRefusedNamingTheField) {

@@ -562,7 +562,8 @@ TEST(KbLoader, RejectsOtherInconsistencies) {
 TEST(KbLoader, ErrorFixStepsAreTextOrStepsWithAConditionItKnows) {
   const std::string signature =
       "schema: archfit.kb.errors/1\nsignatures:\n"
-      "  - category: no-kernel-image\n    patterns: [x]\n    explanation: e\n    source: t\n"
+      "  - category: no-kernel-image\n    patterns: [x]\n    title: t\n    explanation: e\n    "
+      "source: t\n"
       "    fix:\n";
   ScratchKb kb;
   kb.write("errors.yaml", signature +

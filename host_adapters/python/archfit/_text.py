@@ -111,11 +111,12 @@ def report_text(document: Mapping[str, Any]) -> str:
 def diagnosis_text(document: Mapping[str, Any]) -> str:
     """An archfit.diagnosis/1 document in a few lines: the category, the
     component behind it, why, what the check of the environment said, and
-    the fix as numbered steps."""
+    the fix as numbered steps; a recognised error's title first."""
     category = str(document.get("category") or "not-recognised")
     confidence = document.get("confidence")
     head = category if not confidence or confidence == "none" else f"{category} ({confidence} confidence)"
-    lines = [head]
+    title = (document.get("headline") or {}).get("title")
+    lines = [title, head] if title else [head]
     error = document.get("error") or {}
     if error.get("message"):
         exception = f"{error['exception_type']}: " if error.get("exception_type") else ""

@@ -1,5 +1,7 @@
 #include "report_json.hpp"
 
+#include "util/text.hpp"
+
 namespace archfit::check {
 
 using nlohmann::json;
@@ -84,6 +86,14 @@ json probes_json(const std::vector<ProbeResult>& probes, const std::vector<Devic
   return out;
 }
 
+// A blocking stack in one line, as a toast or a node's first row says it:
+// "RTX 5090 cannot run PyTorch 2.5.1+cu124"; "" for a stack that does not block.
+std::string stack_title(const StackResult& stack) {
+  if (!compat::is_failure(stack.verdict) || stack.device.empty()) return {};
+  return util::short_gpu_name(stack.device) + " cannot run " + stack.name +
+         (stack.version.empty() ? "" : " " + stack.version);
+}
+
 json stack_json(const StackResult& stack, const CheckReport& report) {
   json notes = json::array();
   for (const auto& note : stack.notes) {
@@ -110,6 +120,7 @@ json stack_json(const StackResult& stack, const CheckReport& report) {
           {"blocks", compat::is_failure(stack.verdict)},
           {"warns", compat::is_warning(stack.verdict)},
           {"device", stack.device.empty() ? json(nullptr) : json(stack.device)},
+          {"title", stack_title(stack)},
           {"per_device", per_device_json(stack.per_device, report.devices)},
           {"evidence", stack.evidence},
           {"explanation", stack.explanation},

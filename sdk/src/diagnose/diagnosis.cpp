@@ -6,6 +6,7 @@
 
 #include "compat/arch.hpp"
 #include "kb/knowledge_base.hpp"
+#include "util/text.hpp"
 #include "weigh.hpp"
 
 namespace archfit::diagnose {
@@ -17,8 +18,8 @@ namespace {
 // torch's "with CUDA capability sm_120", its "which is of cuda capability
 // 12.0", xformers' "your GPU has capability (12, 0)", ptxas's "Value 'sm_120a'".
 std::string device_arch_in(const std::string& text) {
-  static const std::regex sm_forms(
-      R"((?:with CUDA capability|Value ')\s*sm_([0-9]{2,3}))", std::regex::icase);
+  static const std::regex sm_forms(R"((?:with CUDA capability|Value ')\s*sm_([0-9]{2,3}))",
+                                   std::regex::icase);
   static const std::regex dotted(R"(which is of cuda capability ([0-9]+)\.([0-9]))",
                                  std::regex::icase);
   static const std::regex tuple(R"(your GPU has capability \(([0-9]+), ([0-9])\))",
@@ -30,13 +31,74 @@ std::string device_arch_in(const std::string& text) {
   return {};
 }
 
-std::string fill_sm(std::string text, const std::string& sm) {
-  static constexpr std::string_view kPlaceholder = "{sm}";
-  const std::string value = sm.empty() ? "your GPU's arch" : sm;
-  for (size_t at = text.find(kPlaceholder); at != std::string::npos;
-       at = text.find(kPlaceholder, at + value.size()))
-    text.replace(at, kPlaceholder.size(), value);
+std::string replace_all(std::string text, std::string_view placeholder, const std::string& value) {
+  for (size_t at = text.find(placeholder); at != std::string::npos;
+       at = text.find(placeholder, at + value.size()))
+    text.replace(at, placeholder.size(), value);
   return text;
+}
+
+std::string fill_sm(std::string text, const std::string& sm) {
+  return replace_all(std::move(text), "{sm}", sm.empty() ? "your GPU's arch" : sm);
+}
+
+// The first sentence: up to the first ". " (a title's cause is one sentence).
+std::string first_sentence(const std::string& text) {
+  const size_t end = text.find(". ");
+  return end == std::string::npos ? text : text.substr(0, end + 1);
+}
+
+// The one line a toast leads with: the GPU by the name people use, and the
+// component with its exact version (torch's with its local tag, +cu124,
+// which says which CUDA build it is) when the check confirms it, or else the
+// first stack the check finds failing, or else the signature's own title.
+Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
+                       const Environment* environment, const std::string& rerun_command) {
+  Headline headline;
+  const std::string gpu = d.environment && !d.environment->gpu.empty()
+                              ? util::short_gpu_name(d.environment->gpu)
+                          : d.sm.empty() ? std::string("your GPU")
+                                         : "your " + d.sm + " GPU";
+  // The component is named when the check confirms it (or there is no
+  // check); else, when the check found stacks that fail, the first one is the
+  // finding worth a title; else the signature's plain title.
+  const bool confirmed =
+      d.environment && d.environment->verdict == "confirms" && !d.environment->evidence.empty();
+  const bool stack_found =
+      d.environment && !d.environment->stack_title.empty() && !(confirmed && d.component);
+  // A confirmed component that anchors a stack is said as the check says it
+  // ("PyTorch 2.5.1+cu124", the unit its fix moves).
+  const EnvironmentStack* anchored = nullptr;
+  if (confirmed && d.component && environment)
+    for (const auto& stack : environment->stacks)
+      if (stack.anchor == d.component->name && !stack.title.empty()) anchored = &stack;
+  std::string title = signature.title;
+  if (stack_found) {
+    title = d.environment->stack_title;
+  } else if (anchored) {
+    title = anchored->title;
+  } else if (d.component && (confirmed || !d.environment) &&
+             !signature.title_with_component.empty()) {
+    std::string version = d.component->version;
+    if (d.component->name == "torch" && environment && !environment->torch.empty())
+      version = environment->torch;
+    title = replace_all(signature.title_with_component, "{component}",
+                        d.component->name + (version.empty() ? "" : " " + version));
+  }
+  title = fill_sm(replace_all(std::move(title), "{gpu}", gpu), d.sm);
+  if (!title.empty())
+    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  headline.title = std::move(title);
+
+  headline.cause = stack_found ? d.environment->stack_evidence
+                   : confirmed ? d.environment->evidence.front()
+                               : first_sentence(d.explanation);
+  if (!rerun_command.empty())
+    headline.command = rerun_command;
+  else if (d.environment && !d.environment->commands.empty())
+    headline.command = d.environment->commands.front();
+  if (!d.fix.empty()) headline.step = d.fix.front();
+  return headline;
 }
 
 bool windows_paths(const ErrorText& error) {
@@ -100,7 +162,8 @@ std::vector<std::string> component_steps(const kb::KnowledgeBase& kb, const Diag
   try {
     const auto cc = compat::parse_compute_capability(d.sm);
     if (const auto advice = kb.component_advice(d.component->name, cc)) {
-      for (const auto* fix : advice->fixes) steps.push_back(d.component->name + ": " + fix->summary);
+      for (const auto* fix : advice->fixes)
+        steps.push_back(d.component->name + ": " + fix->summary);
       for (const auto& command : advice->commands) steps.push_back(command);
       if (advice->commands.empty() && !advice->rebuild_command.empty())
         steps.push_back(advice->rebuild_command);
@@ -233,22 +296,31 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
       // Not needed where the check finds the component runs; said exactly
       // where the check's own fix for it leads.
       const auto* about = options.environment->component(step.about);
+      // The check's fix names the component, or the stack it anchors
+      // ("PyTorch: …" for torch).
       const auto fixed_by_check = [&] {
+        std::vector<std::string> names = {about->name};
+        for (const auto& stack : options.environment->stacks)
+          if (stack.anchor == about->name) names.push_back(stack.name);
         return std::any_of(d.fix.begin(), d.fix.end(), [&](const std::string& fix) {
-          return fix.starts_with(about->name + ": ");
+          return std::any_of(names.begin(), names.end(),
+                             [&](const std::string& name) { return fix.starts_with(name + ": "); });
         });
       };
       if (about && (about->runs() || fixed_by_check())) continue;
     }
     d.fix.push_back(fill_sm(step.text, d.sm));
   }
+  std::string rerun_command;
   if (d.category == "async-error") {
-    d.fix.insert(d.fix.begin(), "Rerun with: " + launch_blocking_command(d.error));
-    d.notes.push_back("the traceback may point at the wrong call: CUDA reports a kernel's failure "
-                      "at a later call");
+    rerun_command = launch_blocking_command(d.error);
+    d.fix.insert(d.fix.begin(), "Rerun with: " + rerun_command);
+    d.notes.push_back(
+        "the traceback may point at the wrong call: CUDA reports a kernel's failure "
+        "at a later call");
   }
-  if (d.category == "out-of-memory")
-    d.notes.push_back("not an architecture problem");
+  if (d.category == "out-of-memory") d.notes.push_back("not an architecture problem");
+  d.headline = make_headline(*signature, d, options.environment, rerun_command);
   return d;
 }
 
@@ -269,6 +341,12 @@ nlohmann::json to_json(const Diagnosis& d) {
                    {"evidence", d.environment->evidence},
                    {"source", d.environment->source},
                    {"devices", d.environment->devices}};
+  nlohmann::json headline = nullptr;
+  if (d.headline)
+    headline = {{"title", d.headline->title},
+                {"cause", d.headline->cause},
+                {"command", d.headline->command},
+                {"step", d.headline->step}};
   return {{"schema", kDiagnosisSchema},
           {"category", d.category},
           {"recognised", d.recognised()},
@@ -281,6 +359,7 @@ nlohmann::json to_json(const Diagnosis& d) {
           {"sm", d.sm},
           {"notes", d.notes},
           {"environment", environment},
+          {"headline", headline},
           {"error",
            {{"kind", d.error.kind},
             {"exception_type", d.error.exception_type},
@@ -293,6 +372,7 @@ std::string to_text(const Diagnosis& d) {
   if (!d.recognised()) {
     out += "not recognised: archfit does not know this error as a CUDA failure\n";
   } else {
+    if (d.headline) out += d.headline->title + "\n";
     out += d.category + " (" + d.confidence + " confidence)\n";
   }
   if (!d.error.exception_type.empty() || !d.error.message.empty()) {
@@ -315,7 +395,8 @@ std::string to_text(const Diagnosis& d) {
     out += "\n";
   }
   for (size_t i = 0; i < d.fix.size(); ++i)
-    out += (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " + d.fix[i] + "\n";
+    out +=
+        (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " + d.fix[i] + "\n";
   for (const auto& note : d.notes) out += "note       " + note + "\n";
   return out;
 }

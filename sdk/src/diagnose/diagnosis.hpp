@@ -1,5 +1,5 @@
 #pragma once
-// An error's cause, the component behind it and the fix (DESIGN.md, the
+// An error's cause, the component behind it and the fix (docs/design.md, the
 // diagnose flow): the last error in the text (error_text.hpp) is matched
 // against the knowledge base's signatures (sdk/data/kb/errors.yaml), and its
 // traceback names the component (attribution.hpp).
@@ -22,8 +22,8 @@ namespace archfit::diagnose {
 inline constexpr std::string_view kDiagnosisSchema = "archfit.diagnosis/1";
 
 struct DiagnoseOptions {
-  std::string traceback;            // given apart from the error text; appended to it
-  std::optional<int> cuda_error;    // a cudaError_t / CUresult number, when the caller has one
+  std::string traceback;          // given apart from the error text; appended to it
+  std::optional<int> cuda_error;  // a cudaError_t / CUresult number, when the caller has one
   // The environment the error came from, as a check saw it; nullptr: the
   // text alone.
   const Environment* environment = nullptr;
@@ -41,6 +41,22 @@ struct EnvironmentFinding {
   // The check's own fixes for what it finds failing (exact for the installed
   // versions and every GPU); they lead Diagnosis::fix.
   std::vector<std::string> fix;
+  std::vector<std::string> commands;  // the shell commands among `fix`, in order
+  std::string gpu;  // the device the finding is about ("GeForce RTX 5090"); "" when none
+  // When the finding lists what fails by stack: the first one's title ("RTX
+  // 5090 cannot run PyTorch 2.5.1+cu124") and its evidence.
+  std::string stack_title;
+  std::string stack_evidence;
+};
+
+// What a toast or a one-line report shows: "RTX 5090 cannot run torch
+// 2.5.1+cu124", the cause in one sentence, and the one command (or, when
+// there is none, the first step in words).
+struct Headline {
+  std::string title;
+  std::string cause;
+  std::string command;  // "" when no step is a command
+  std::string step;     // the first fix step; "" when there is none
 };
 
 struct Diagnosis {
@@ -52,11 +68,12 @@ struct Diagnosis {
   std::optional<Culprit> component;
   std::string explanation;
   std::vector<std::string> fix;
-  std::string matched;  // the words the signature matched
-  std::string source;   // where the signature's facts come from
-  std::string sm;       // "sm_120" when the text names the GPU's arch; else ""
+  std::string matched;             // the words the signature matched
+  std::string source;              // where the signature's facts come from
+  std::string sm;                  // "sm_120" when the text names the GPU's arch; else ""
   std::vector<std::string> notes;  // what else the text tells
   std::optional<EnvironmentFinding> environment;  // with DiagnoseOptions::environment only
+  std::optional<Headline> headline;               // recognised errors only
   ErrorText error;
 
   bool recognised() const { return category != "not-recognised"; }
@@ -69,6 +86,7 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
 // "component": {"name", "kind", "version", "path", "why"} | null,
 // "explanation", "fix": [], "matched", "source", "sm", "notes": [],
 // "environment": {"verdict", "evidence": [], "source", "devices": []} | null,
+// "headline": {"title", "cause", "command", "step"} | null,
 // "error": {"kind", "exception_type", "message", "frames": [{"file", "line",
 // "function"}]}} (docs/diagnosis-json.md). Strings from the input may hold
 // bytes that are not UTF-8: dump with error_handler_t::replace.

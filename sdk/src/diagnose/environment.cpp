@@ -13,8 +13,7 @@ using nlohmann::json;
 const json& field(const json& object, const char* key, json::value_t type,
                   const std::string& where) {
   const auto found = object.find(key);
-  if (found == object.end())
-    throw EnvironmentError(where + " has no \"" + key + "\"");
+  if (found == object.end()) throw EnvironmentError(where + " has no \"" + key + "\"");
   if (found->type() != type && !(type == json::value_t::number_unsigned && found->is_number()))
     throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not " +
                            json(type).type_name());
@@ -85,15 +84,16 @@ Environment read_environment(const json& document, std::string source) {
     EnvironmentDevice device;
     device.name = optional_string(devices[i], "name", where);
     device.sm =
-        "sm_" + std::to_string(field(devices[i], "sm", json::value_t::number_unsigned, where)
-                                   .get<unsigned>());
+        "sm_" + std::to_string(
+                    field(devices[i], "sm", json::value_t::number_unsigned, where).get<unsigned>());
     if (const auto simulated = devices[i].find("simulated");
         simulated != devices[i].end() && simulated->is_boolean())
       device.simulated = simulated->get<bool>();
     environment.devices.push_back(std::move(device));
   }
 
-  if (const auto driver = document.find("driver"); driver != document.end() && driver->is_object()) {
+  if (const auto driver = document.find("driver");
+      driver != document.end() && driver->is_object()) {
     environment.driver_version = optional_string(*driver, "version", "driver");
     environment.driver_cuda_version = optional_string(*driver, "cuda_version", "driver");
     if (const auto simulated = driver->find("simulated");
@@ -147,9 +147,15 @@ Environment read_environment(const json& document, std::string source) {
       EnvironmentStack stack;
       stack.name = optional_string(item, "name", where);
       stack.anchor = optional_string(item, "anchor", where);
+      stack.version = optional_string(item, "version", where);
       stack.verdict = optional_string(item, "verdict", where);
       stack.blocks = optional_bool(item, "blocks", false);
+      stack.title = optional_string(item, "title", where);
       stack.evidence = optional_string(item, "evidence", where);
+      if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
+        stack.fix_summary = optional_string(*fix, "summary", where + ".fix");
+        stack.fix_commands = strings(*fix, "commands", where + ".fix");
+      }
       if (const auto cuda = item.find("cuda"); cuda != item.end() && cuda->is_object()) {
         stack.cuda_version = optional_string(*cuda, "version", where + ".cuda");
         stack.cuda_min_driver = optional_string(*cuda, "min_driver", where + ".cuda");

@@ -52,11 +52,15 @@ struct EnvironmentComponent {
 
 // A stack as the check judged it (check-json.md "stacks").
 struct EnvironmentStack {
-  std::string name;    // "PyTorch"
-  std::string anchor;  // "torch"; "" for a pack or library
+  std::string name;     // "PyTorch"
+  std::string anchor;   // "torch"; "" for a pack or library
+  std::string version;  // "2.5.1+cu124"
   std::string verdict;
   bool blocks = false;
+  std::string title;  // "RTX 5090 cannot run PyTorch 2.5.1+cu124" for a blocking one
   std::string evidence;
+  std::string fix_summary;
+  std::vector<std::string> fix_commands;
   std::string cuda_version;     // "12.8"; "" when the check did not say
   std::string cuda_min_driver;  // the driver that CUDA major needs; "" when not said
 };
@@ -67,7 +71,7 @@ struct Environment {
   std::string driver_version;       // "570.86.16"; "" when no driver was found or named
   std::string driver_cuda_version;  // "12.8"; "" when simulated or unknown
   bool driver_simulated = false;
-  std::string torch;  // "2.5.1+cu124"; "" when none was seen
+  std::string torch;                             // "2.5.1+cu124"; "" when none was seen
   std::vector<EnvironmentComponent> components;  // worst first, as the report has them
   std::vector<EnvironmentStack> stacks;          // failing first, as the report has them
   std::vector<std::string> findings;

@@ -78,10 +78,10 @@ std::string component_sentence(const EnvironmentComponent& component,
     out += " has " + images_phrase(*binary);
     const auto loaded = std::count_if(component.binaries.begin(), component.binaries.end(),
                                       [](const EnvironmentBinary& b) { return b.loaded; });
-    const auto alike = std::count_if(
-        component.binaries.begin(), component.binaries.end(), [&](const EnvironmentBinary& other) {
-          return other.loaded && other.verdict == component.verdict;
-        });
+    const auto alike = std::count_if(component.binaries.begin(), component.binaries.end(),
+                                     [&](const EnvironmentBinary& other) {
+                                       return other.loaded && other.verdict == component.verdict;
+                                     });
     if (loaded > 1 && alike < loaded)
       out += " (in " + std::to_string(alike) + " of its " + std::to_string(loaded) +
              " loaded binaries)";
@@ -94,7 +94,9 @@ std::string component_sentence(const EnvironmentComponent& component,
 
 std::string device_line(const EnvironmentDevice& device) {
   return (device.name.empty() ? device.sm : device.name + " (" + device.sm) +
-         (device.simulated ? ", simulated)" : device.name.empty() ? "" : ")");
+         (device.simulated      ? ", simulated)"
+          : device.name.empty() ? ""
+                                : ")");
 }
 
 std::vector<const EnvironmentComponent*> failing(const Environment& environment) {
@@ -105,7 +107,6 @@ std::vector<const EnvironmentComponent*> failing(const Environment& environment)
   return out;
 }
 
-
 // The check's fix for a component it finds failing: "<name>: <summary>"
 // and its commands. Exact for the installed version and every GPU judged.
 void add_fix(const EnvironmentComponent& component, EnvironmentFinding& finding) {
@@ -113,6 +114,8 @@ void add_fix(const EnvironmentComponent& component, EnvironmentFinding& finding)
   finding.fix.push_back(component.name + ": " + component.fix_summary);
   finding.fix.insert(finding.fix.end(), component.fix_commands.begin(),
                      component.fix_commands.end());
+  finding.commands.insert(finding.commands.end(), component.fix_commands.begin(),
+                          component.fix_commands.end());
 }
 
 void add_fixes(const std::vector<const EnvironmentComponent*>& components,
@@ -139,6 +142,46 @@ std::string failing_list(const std::vector<const EnvironmentComponent*>& compone
   return out;
 }
 
+std::vector<const EnvironmentStack*> failing_stacks(const Environment& environment) {
+  std::vector<const EnvironmentStack*> out;
+  for (const auto& stack : environment.stacks)
+    if (stack.blocks) out.push_back(&stack);
+  return out;
+}
+
+// What fails, said by the unit a fix moves: a report with stacks names
+// "PyTorch 2.15.0+cu132" once, not torch and each nvidia-* wheel in it, and
+// gives each stack's fix once, the core's order (PyTorch first). A report
+// from before stacks lists components.
+void add_what_fails(const std::vector<const EnvironmentComponent*>& components,
+                    const Environment& environment, EnvironmentFinding& finding) {
+  const auto stacks = failing_stacks(environment);
+  if (stacks.empty()) {
+    finding.evidence.push_back(failing_list(components, environment));
+    add_fixes(components, finding);
+    return;
+  }
+  constexpr size_t kListed = 5, kFixed = 3;
+  std::string out = "what the check finds failing: ";
+  for (size_t i = 0; i < stacks.size() && i < kListed; ++i) {
+    const auto& stack = *stacks[i];
+    out += (i ? "; " : "") + stack.name + (stack.version.empty() ? "" : " " + stack.version) +
+           " (" + stack.evidence + ")";
+  }
+  if (stacks.size() > kListed) out += "; and " + std::to_string(stacks.size() - kListed) + " more";
+  finding.evidence.push_back(out);
+  for (size_t i = 0; i < stacks.size() && i < kFixed; ++i) {
+    const auto& stack = *stacks[i];
+    if (stack.fix_summary.empty()) continue;
+    finding.fix.push_back(stack.name + ": " + stack.fix_summary);
+    finding.fix.insert(finding.fix.end(), stack.fix_commands.begin(), stack.fix_commands.end());
+    finding.commands.insert(finding.commands.end(), stack.fix_commands.begin(),
+                            stack.fix_commands.end());
+  }
+  finding.stack_title = stacks.front()->title;
+  finding.stack_evidence = stacks.front()->name + ": " + stacks.front()->evidence;
+}
+
 std::string every_component_runs(const Environment& environment, const std::string& sm) {
   return "every component the check judged (" + std::to_string(environment.components.size()) +
          ") has code that runs on " + (sm.empty() ? "your GPU" : sm);
@@ -155,7 +198,8 @@ constexpr const char* kNotOnDisk =
 // does the component have code for the GPU?
 void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
   const auto fails = failing(environment);
-  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
+  const EnvironmentComponent* mine =
+      d.component ? environment.component(d.component->name) : nullptr;
   if (mine && (mine->fails() || mine->verdict == "relocatable-only")) {
     finding.verdict = "confirms";
     finding.evidence.push_back(component_sentence(*mine, environment));
@@ -168,7 +212,8 @@ void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding
     if (d.component->name == "torch" && fails.size() == 1) {
       d.component = culprit_from(*fails.front(),
                                  "PyTorch raised it, but the check finds PyTorch has code for "
-                                 "your GPU and " + fails.front()->name + " has none");
+                                 "your GPU and " +
+                                     fails.front()->name + " has none");
       finding.verdict = "confirms";
       finding.evidence.push_back(component_sentence(*fails.front(), environment));
       finding.evidence.push_back(component_sentence(*mine, environment));
@@ -178,8 +223,7 @@ void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding
     finding.verdict = "refutes";
     finding.evidence.push_back(component_sentence(*mine, environment));
     if (!fails.empty()) {
-      finding.evidence.push_back(failing_list(fails, environment));
-      add_fixes(fails, finding);
+      add_what_fails(fails, environment, finding);
     } else {
       finding.evidence.push_back(kNotOnDisk);
     }
@@ -202,25 +246,25 @@ void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding
   if (!fails.empty()) {
     // Something in the environment does lack code for the GPU.
     if (!d.component) finding.verdict = "confirms";
-    finding.evidence.push_back(failing_list(fails, environment));
-    add_fixes(fails, finding);
+    add_what_fails(fails, environment, finding);
   } else if (!environment.components.empty()) {
     if (!d.component) finding.verdict = "refutes";
     finding.evidence.push_back(every_component_runs(environment, d.sm));
     finding.evidence.push_back(kNotOnDisk);
   } else {
-    finding.evidence.push_back("the check judged no CUDA binaries (give it --venv, --python or "
-                               "--comfyui to weigh the installed components)");
+    finding.evidence.push_back(
+        "the check judged no CUDA binaries (give it --venv, --python or "
+        "--comfyui to weigh the installed components)");
   }
 }
 
-void weigh_ptx_too_new(Diagnosis& d, const Environment& environment,
-                       EnvironmentFinding& finding) {
+void weigh_ptx_too_new(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
   std::vector<const EnvironmentComponent*> too_new;
   for (const auto& component : environment.components) {
     if (component.verdict == "ptx-too-new-for-driver") too_new.push_back(&component);
   }
-  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
+  const EnvironmentComponent* mine =
+      d.component ? environment.component(d.component->name) : nullptr;
   if (!too_new.empty()) {
     finding.verdict = "confirms";
     if (mine && mine->verdict == "ptx-too-new-for-driver") {
@@ -291,7 +335,7 @@ void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& fi
       (environment.torch.empty() ? "; the check saw no PyTorch to compare its CUDA with"
        : cuda.empty()            ? "; torch " + environment.torch + " is not a CUDA build"
                                  : "; torch " + environment.torch + " is built with CUDA " + cuda +
-                                       ", and the report does not say which driver that needs"));
+                            ", and the report does not say which driver that needs"));
 }
 
 void weigh_no_device(const Environment& environment, EnvironmentFinding& finding) {
@@ -310,10 +354,10 @@ void weigh_no_device(const Environment& environment, EnvironmentFinding& finding
   }
   if (environment.devices.empty()) {
     finding.verdict = "confirms";
-    finding.evidence.push_back(
-        environment.driver_version.empty()
-            ? "archfit found no NVIDIA driver (libcuda.so.1) on this machine"
-            : "driver " + environment.driver_version + " reports no GPU on this machine");
+    finding.evidence.push_back(environment.driver_version.empty()
+                                   ? "archfit found no NVIDIA driver (libcuda.so.1) on this machine"
+                                   : "driver " + environment.driver_version +
+                                         " reports no GPU on this machine");
     return;
   }
   finding.verdict = "refutes";
@@ -329,8 +373,7 @@ void weigh_no_device(const Environment& environment, EnvironmentFinding& finding
 // Errors the environment cannot confirm (out of memory, asynchronous
 // errors, ptxas not knowing an arch, unrecognised text): what it finds
 // failing is still worth saying.
-void weigh_other(const Diagnosis& d, const Environment& environment,
-                 EnvironmentFinding& finding) {
+void weigh_other(const Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
   const auto fails = failing(environment);
   if (!fails.empty()) {
     finding.evidence.push_back(failing_list(fails, environment));
@@ -359,8 +402,12 @@ void weigh(Diagnosis& d, const Environment& environment) {
     weigh_other(d, environment, finding);
   }
 
-  const EnvironmentComponent* mine = d.component ? environment.component(d.component->name) : nullptr;
+  const EnvironmentComponent* mine =
+      d.component ? environment.component(d.component->name) : nullptr;
   if (mine && !mine->version.empty()) d.component->version = mine->version;
+  finding.gpu = mine && !mine->device.empty() ? mine->device
+                : environment.devices.empty() ? std::string()
+                                              : environment.devices.front().name;
   // The text may not name the GPU; the check knows it.
   if (d.sm.empty()) {
     if (const EnvironmentDevice* device = environment.device_named(mine ? mine->device : ""))

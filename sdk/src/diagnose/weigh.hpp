@@ -1,6 +1,6 @@
 #pragma once
 // An error weighed against the environment it came from (the "attribute
-// (uses probe+scan+judge)" step of DESIGN.md's diagnose flow): the check's
+// (uses probe+scan+judge)" step of docs/design.md's diagnose flow): the check's
 // verdict on the component the traceback names confirms or refutes the
 // cause, in words ("xformers 0.0.28.post1 has SASS up to sm_90 and no PTX;
 // your GPU is sm_120"), and where the traceback names none, or names only
@@ -15,6 +15,5 @@ namespace archfit::diagnose {
 // name the component (see above). Runs after the
 // category is known and before the explanation and fix are written.
 void weigh(Diagnosis& d, const Environment& environment);
-
 
 }  // namespace archfit::diagnose

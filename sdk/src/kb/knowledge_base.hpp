@@ -147,7 +147,12 @@ struct ErrorSignature {
   std::vector<std::string> patterns;
   std::vector<std::regex> regexes;  // `patterns`, compiled, case-insensitive
   std::vector<int> cuda_errors;     // cudaError_t / CUresult numbers
-  std::string explanation;          // may hold {sm}
+  // A diagnosis's one-line title (what a toast shows); may hold {gpu} and
+  // {sm}. `title_with_component` (may hold {component}) is used when a
+  // component is named and the environment does not refute it; "" for none.
+  std::string title;
+  std::string title_with_component;
+  std::string explanation;  // may hold {sm}
   std::vector<FixStep> fix;
   Provenance provenance;
 };

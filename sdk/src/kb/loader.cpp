@@ -515,6 +515,8 @@ class Loader {
       for (size_t c = 0; codes.IsDefined() && c < codes.size(); ++c)
         signature.cuda_errors.push_back(
             static_cast<int>(file.number(codes[c], indexed(path + ".cuda_errors", c), 5)));
+      signature.title = file.string(entry, "title", path);
+      signature.title_with_component = file.optional_string(entry, "title_with_component", path);
       signature.explanation = file.string(entry, "explanation", path);
       const auto steps = file.list(entry, "fix", path, true);
       if (steps.size() == 0) file.fail(steps, path + ".fix", "must not be empty");
