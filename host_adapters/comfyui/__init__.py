@@ -31,9 +31,12 @@ def _prompt_server():
     return PromptServer.instance
 
 
-def _client_of_running_prompt():
-    # ComfyUI's executor sets the server's client_id to the running prompt's.
-    return getattr(_prompt_server(), "client_id", None)
+def _running_prompt():
+    # ComfyUI's prompt worker sets last_prompt_id, and its executor client_id,
+    # to the running prompt's before the prompt's nodes run.
+    server = _prompt_server()
+    return error_handler.RunningPrompt(getattr(server, "client_id", None),
+                                       getattr(server, "last_prompt_id", None))
 
 
 def _push_to_front_end(payload, client_id):
@@ -65,8 +68,11 @@ def _step(what, action):
 
 
 def _register_nodes():
+    from . import nodes
     from .nodes import NODE_CLASS_MAPPINGS as classes, NODE_DISPLAY_NAME_MAPPINGS as names
 
+    nodes.tell_front_end = _push_to_front_end
+    nodes.running_prompt = _running_prompt
     NODE_CLASS_MAPPINGS.update(classes)
     NODE_DISPLAY_NAME_MAPPINGS.update(names)
 
@@ -89,7 +95,7 @@ def _setup():
     started = time.perf_counter()
     _step("registering the nodes", _register_nodes)
     _step("installing the error handler",
-          lambda: error_handler.install(_push_to_front_end, _client_of_running_prompt))
+          lambda: error_handler.install(_push_to_front_end, _running_prompt))
     _step("adding the /archfit routes", _register_routes)
     if binding.load() is None:
         _log.warning("[archfit] %s", binding.problem())

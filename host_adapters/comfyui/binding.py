@@ -63,8 +63,9 @@ def load():
         importlib.import_module(_binding.__name__ + ".host")  # binding.host, shared by the packs
     except Exception as error:  # noqa: BLE001 - every failure becomes a sentence
         _binding = None
-        _problem = "%s: %s (install it with `pip install archfit` in ComfyUI's Python, " \
-                   "or run `archfit install comfyui PATH/TO/ComfyUI`)" % (type(error).__name__, error)
+        _problem = "%s: %s (run `archfit install comfyui PATH/TO/ComfyUI`, or install the " \
+                   "archfit wheel, made by `make wheel` in archfit's source or taken from its " \
+                   "release, in ComfyUI's Python)" % (type(error).__name__, error)
     return _binding
 
 

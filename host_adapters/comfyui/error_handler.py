@@ -5,20 +5,21 @@ logger: "!!! Exception during processing !!! <message>" and then the
 formatted traceback (which ends with the exception line). The handler pairs
 them, diagnoses the error off the logging thread — weighed against the
 pre-flight check when one has run — keeps the latest diagnosis for the
-Explain node and the routes, and hands it to a callback (the front-end push)
-only when archfit recognised the error as one of its CUDA, driver or
-architecture failures, naming the client whose prompt was running when the
-error was logged: everything else is ComfyUI's to show, and one user's
-traceback never goes to another. Nothing here ever raises into the logging
-call that fed it.
+Explain node and each prompt's for the routes (prompt_store), and hands it
+to a callback (the front-end push) only when archfit recognised the error
+as one of its CUDA, driver or architecture failures, naming the prompt and
+client that were running when the error was logged: everything else is
+ComfyUI's to show, and one user's traceback never goes to another. Nothing
+here ever raises into the logging call that fed it.
 """
 
+import collections
 import concurrent.futures
 import logging
 import threading
 import time
 
-from . import binding, preflight
+from . import binding, preflight, prompt_store
 
 MARKER = "!!! Exception during processing !!!"
 TRACEBACK = "Traceback (most recent call last):"
@@ -45,26 +46,32 @@ def diagnose(text, traceback=None):
     report = preflight.latest()
     diagnosis = archfit.diagnose(text, traceback=traceback,
                                  report_json=report.json if report is not None else None)
-    return {"diagnosis": diagnosis.document, "text": archfit.diagnosis_text(diagnosis.document),
-            "time": time.time()}
+    document = diagnosis.document
+    return {"kind": "diagnosis", "diagnosis": document, "text": archfit.diagnosis_text(document),
+            "toast": archfit.host.diagnosis_toast(document), "time": time.time()}
 
 
-def _no_client():
-    return None
+# Whose prompt was running when an error was logged.
+RunningPrompt = collections.namedtuple("RunningPrompt", "client_id prompt_id")
+_NO_PROMPT = RunningPrompt(None, None)
+
+
+def _no_prompt():
+    return _NO_PROMPT
 
 
 class ExecutionErrorHandler(logging.Handler):
-    """`on_diagnosis(payload, client_id)`; `client_of_running_prompt()` says
-    whose prompt is running when a record is logged (ComfyUI's executor logs
-    on the thread that runs the prompt)."""
+    """`on_diagnosis(payload, client_id)`; `running_prompt()` gives the
+    RunningPrompt when a record is logged (ComfyUI's executor logs on the
+    thread that runs the prompt)."""
 
     def __init__(self, on_diagnosis=None, pairing_seconds=PAIRING_SECONDS,
-                 client_of_running_prompt=_no_client):
+                 running_prompt=_no_prompt):
         super().__init__(level=logging.ERROR)
         self._on_diagnosis = on_diagnosis
-        self._client_of_running_prompt = client_of_running_prompt
+        self._running_prompt = running_prompt
         self._pairing_seconds = pairing_seconds
-        self._pending = None  # (the error line waiting for its traceback, its client)
+        self._pending = None  # (the error line waiting for its traceback, its RunningPrompt)
         self._timer = None
         self._state = threading.Lock()
         self._worker = concurrent.futures.ThreadPoolExecutor(
@@ -74,15 +81,15 @@ class ExecutionErrorHandler(logging.Handler):
         try:
             message = record.getMessage()
             if MARKER in message or message.lstrip().startswith(TRACEBACK):
-                self._take(message, self._client_of_running_prompt())
+                self._take(message, self._running_prompt())
         except Exception:  # noqa: BLE001 - a log handler must never raise
             pass
 
-    def _take(self, message, client_id):
+    def _take(self, message, prompt):
         with self._state:
             if MARKER in message:
                 self._flush_locked()
-                self._pending = (message.split(MARKER, 1)[1].strip(), client_id)
+                self._pending = (message.split(MARKER, 1)[1].strip(), prompt)
                 self._timer = threading.Timer(self._pairing_seconds, self.flush)
                 self._timer.daemon = True
                 self._timer.start()
@@ -90,9 +97,9 @@ class ExecutionErrorHandler(logging.Handler):
             if self._pending is not None and message.lstrip().startswith(TRACEBACK):
                 # The traceback ends with the exception line: it is the whole error.
                 self._cancel_timer_locked()
-                _, pending_client = self._pending
+                _, pending_prompt = self._pending
                 self._pending = None
-                self._submit(message, pending_client)
+                self._submit(message, pending_prompt)
 
     def flush(self):
         """Diagnoses an error line whose traceback never came."""
@@ -110,10 +117,10 @@ class ExecutionErrorHandler(logging.Handler):
             self._timer.cancel()
             self._timer = None
 
-    def _submit(self, text, client_id):
-        self._worker.submit(self._diagnose, text, client_id)
+    def _submit(self, text, prompt):
+        self._worker.submit(self._diagnose, text, prompt)
 
-    def _diagnose(self, text, client_id):
+    def _diagnose(self, text, prompt):
         global _latest
         try:
             payload = diagnose(text)
@@ -124,11 +131,13 @@ class ExecutionErrorHandler(logging.Handler):
             _latest = payload
         # An error archfit does not recognise (a missing file, a bad input) is
         # ComfyUI's alone to show.
-        if not payload["diagnosis"].get("recognised"):
+        if payload["toast"] is None:
             return
+        payload["prompt_id"] = prompt.prompt_id
+        prompt_store.keep(prompt.prompt_id, prompt.client_id, payload)
         if self._on_diagnosis is not None:
             try:
-                self._on_diagnosis(payload, client_id)
+                self._on_diagnosis(payload, prompt.client_id)
             except Exception as error:  # noqa: BLE001
                 logging.getLogger("archfit").warning("archfit could not send the diagnosis: %s",
                                                      error)
@@ -142,11 +151,10 @@ class ExecutionErrorHandler(logging.Handler):
 _installed = None
 
 
-def install(on_diagnosis, client_of_running_prompt=_no_client):
+def install(on_diagnosis, running_prompt=_no_prompt):
     """Adds the handler to the root logger once; returns it."""
     global _installed
     if _installed is None:
-        _installed = ExecutionErrorHandler(on_diagnosis,
-                                           client_of_running_prompt=client_of_running_prompt)
+        _installed = ExecutionErrorHandler(on_diagnosis, running_prompt=running_prompt)
         logging.getLogger().addHandler(_installed)
     return _installed

@@ -6,9 +6,19 @@
   before the expensive part (ExecutionBlocker) instead of failing minutes
   later. Its optional passthrough input lets it gate any link.
 - Explain last error: the diagnosis of the last execution error, as text.
+
+When Pre-flight stops a workflow it tells the client that queued it why, as
+the error handler does for a CUDA error: ComfyUI then shows only "Execution
+Blocked", which says nothing of the cause.
 """
 
-from . import binding, error_handler, preflight
+import time
+
+from . import binding, error_handler, preflight, prompt_store
+
+# Set by the pack's __init__ (ComfyUI's server); no one to tell without it.
+tell_front_end = None
+running_prompt = error_handler._no_prompt
 
 
 class AnyType(str):
@@ -82,8 +92,19 @@ class ArchfitPreflight:
             if fix:
                 message += ". Fix: %s" % fix
             blocker = _execution_blocker(message)
+            _tell_why_it_stopped(archfit, document)
             return {"ui": ui, "result": (blocker, blocker, blocker)}
         return {"ui": ui, "result": (text, fits, passthrough)}
+
+
+def _tell_why_it_stopped(archfit, document):
+    prompt = running_prompt()
+    payload = {"kind": "check", "toast": archfit.host.check_toast(document, stopped=True),
+               "text": archfit.report_text(document), "prompt_id": prompt.prompt_id,
+               "time": time.time()}
+    prompt_store.keep(prompt.prompt_id, prompt.client_id, payload)
+    if tell_front_end is not None:
+        tell_front_end(payload, prompt.client_id)
 
 
 class ArchfitExplainLastError:

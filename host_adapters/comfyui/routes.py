@@ -6,7 +6,10 @@ table; ComfyUI serves each at /x and /api/x):
   POST /archfit/report          checks again, then the same document
   POST /archfit/explain         {"text", "traceback"?} or ComfyUI's execution_error
                                 detail {"exception_type", "exception_message",
-                                "traceback": [frames]} -> {"diagnosis", "text"}
+                                "traceback": [frames]} -> {"kind", "diagnosis", "text",
+                                "toast"} (toast: null for an error archfit does not know)
+  GET  /archfit/diagnoses       ?prompt_id=…&client_id=… -> what archfit told that
+                                prompt's client ([] for any other client id)
 
 A GET changes nothing: a page elsewhere can make a browser send one (an
 <img> tag) without an Origin header. A POST is refused when its Origin, or
@@ -22,7 +25,7 @@ import ipaddress
 import json
 from urllib.parse import urlsplit
 
-from . import error_handler, preflight
+from . import error_handler, preflight, prompt_store
 
 MAX_TEXT_BYTES = 4 << 20  # a pasted log; archfit reads only its last error anyway
 MAX_JSON_DEPTH = 32  # an execution_error detail is 3 deep
@@ -183,4 +186,13 @@ def add_routes(routes, web):
             return _error(web, 503, str(error))
         return web.json_response(payload)
 
-    return archfit_report, archfit_recheck, archfit_explain
+    @routes.get("/archfit/diagnoses")
+    async def archfit_diagnoses(request):
+        # What archfit told the client that queued the prompt; [] for anyone else.
+        prompt_id = request.query.get("prompt_id", "")
+        client_id = request.query.get("client_id", "")
+        if not prompt_id or not client_id:
+            return _error(web, 400, "prompt_id and client_id are both needed")
+        return web.json_response(prompt_store.of_prompt(prompt_id, client_id))
+
+    return archfit_report, archfit_recheck, archfit_explain, archfit_diagnoses

@@ -1,6 +1,8 @@
 """archfit for InvokeAI: an `archfit_preflight` invocation that checks every
-CUDA binary this InvokeAI can load against its GPU and driver, and a short
-block in InvokeAI's log at start-up saying whether it fits.
+CUDA binary this InvokeAI can load against its GPU and driver, a short
+block in InvokeAI's log at start-up saying whether it fits, and an error
+hook (error_hook.py) that explains in the log a failed invocation archfit
+recognises as a CUDA, driver or GPU-arch problem.
 
 InvokeAI imports each folder of its `nodes` directory as a module named
 after the folder; only classes this __init__.py defines or imports are
@@ -37,17 +39,19 @@ try:
     archfit.version()  # loads libarchfit: a missing or wrong library shows here
 except Exception as error:  # noqa: BLE001 - InvokeAI must start whatever happens here
     archfit = None
-    _problem = "%s: %s (install it with `pip install archfit` in InvokeAI's Python)" % (
-        type(error).__name__, error)
+    _problem = ("%s: %s (install the archfit wheel, made by `make wheel` in archfit's source or "
+                "taken from its release, in InvokeAI's Python)" % (type(error).__name__, error))
 
 
 def _check(gpu=None):
     # The scan index: a graph may run this node every time, and an
     # unchanged environment's libraries need not be read again.
+    global _latest_report
     arguments = {"site_packages": host.site_packages(), "scan_index": True}
     if gpu:
         arguments["gpu"] = gpu
-    return archfit.check(**arguments)
+    _latest_report = archfit.check(**arguments)
+    return _latest_report
 
 
 def _check_and_log():
@@ -60,18 +64,27 @@ def _check_and_log():
 
 
 startup_check = None  # the thread of the start-up check, when one runs
+_latest_report = None  # the last check's Report: errors are weighed against it
 if archfit is None:
     _log.warning("[archfit] %s", _problem)
 else:
     startup_check = threading.Thread(target=_check_and_log, name="archfit-preflight", daemon=True)
     startup_check.start()
+    try:
+        from .error_hook import install as _install_error_hook
+
+        error_hook = _install_error_hook(archfit, _log, lambda: _latest_report)
+    except Exception as error:  # noqa: BLE001 - InvokeAI must start whatever happens here
+        _log.warning("[archfit] the error hook could not be installed: %s", error)
 
 
 @invocation_output("archfit_preflight_output")
 class ArchfitPreflightOutput(BaseInvocationOutput):
-    """The checklist, and whether everything fits."""
+    """What will fail and its fix first, the whole checklist, and whether everything fits."""
 
-    report: str = OutputField(description="What will fail on this GPU, and the exact fix")
+    report: str = OutputField(description="What will fail on this GPU and the exact fix, "
+                                          "failing stacks first")
+    details: str = OutputField(description="Every stack and component the check judged")
     fits: bool = OutputField(description="True when every component has code this GPU runs")
 
 
@@ -80,7 +93,7 @@ class ArchfitPreflightOutput(BaseInvocationOutput):
     title="archfit Pre-flight",
     tags=["archfit", "cuda", "gpu", "check"],
     category="archfit",
-    version="1.0.0",
+    version="1.1.0",
     use_cache=False,
 )
 class ArchfitPreflightInvocation(BaseInvocation):
@@ -94,12 +107,13 @@ class ArchfitPreflightInvocation(BaseInvocation):
 
     def invoke(self, context: InvocationContext) -> ArchfitPreflightOutput:
         if archfit is None:
-            return ArchfitPreflightOutput(report="archfit cannot check this InvokeAI: %s" % _problem,
-                                          fits=False)
+            text = "archfit cannot check this InvokeAI: %s" % _problem
+            return ArchfitPreflightOutput(report=text, details=text, fits=False)
         try:
             report = _check(self.gpu or host.gpu_from_environment())
         except archfit.ArchfitError as error:
-            return ArchfitPreflightOutput(report="archfit could not run the check: %s" % error,
-                                          fits=False)
-        return ArchfitPreflightOutput(report=archfit.report_text(report.document),
+            text = "archfit could not run the check: %s" % error
+            return ArchfitPreflightOutput(report=text, details=text, fits=False)
+        return ArchfitPreflightOutput(report="\n".join(host.fix_first_lines(report.document)),
+                                      details=archfit.report_text(report.document),
                                       fits=report.verdict == "fits")

@@ -29,8 +29,8 @@ SONAME = f"libarchfit.so.{ABI_MAJOR}"
 ENVIRONMENT_VARIABLE = "ARCHFIT_LIBRARY"
 
 _HINT = (
-    "Install the archfit wheel (pip install archfit), or set ARCHFIT_LIBRARY to the path "
-    f"of a libarchfit.so built from source (build/sdk/{SONAME})."
+    "Install the archfit wheel (`make wheel` in archfit's source, or the one from its release), "
+    f"or set ARCHFIT_LIBRARY to the path of a libarchfit.so built from source (build/sdk/{SONAME})."
 )
 
 # (argtypes, restype) of every function the binding calls. archfit_status is

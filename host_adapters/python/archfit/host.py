@@ -86,3 +86,75 @@ def summary_lines(document, where="archfit check"):
         lines.append('set ARCHFIT_GPU (e.g. "RTX 5090") to ask about a GPU')
     lines.append("details: %s" % where)
     return lines
+
+
+def diagnosis_toast(document):
+    """What a host shows for an archfit.diagnosis/1 document, or None when
+    archfit did not recognise the error (the host's own error display is
+    then the only one): {"title", "cause", "command", "step"} from the
+    core's headline; `step` is the first fix in words, for when no step is
+    a command."""
+    headline = document.get("headline")
+    if not document.get("recognised") or not headline:
+        return None
+    return {"title": headline.get("title") or document.get("category", ""),
+            "cause": headline.get("cause") or "",
+            "command": headline.get("command") or "",
+            "step": "" if headline.get("command") else headline.get("step") or ""}
+
+
+def _stack_toast(stack):
+    version = " %s" % stack["version"] if stack.get("version") else ""
+    fix = stack.get("fix") or {}
+    commands = fix.get("commands") or []
+    return {"title": stack.get("title") or "%s%s will fail on this GPU" % (stack.get("name"),
+                                                                          version),
+            "cause": stack.get("evidence") or stack.get("explanation") or "",
+            "command": commands[0] if commands else "",
+            "step": "" if commands else fix.get("summary") or ""}
+
+
+def check_toast(document, stopped=False):
+    """What a host shows when a check finds a stack that will fail, or None
+    when none does: the first failing stack's title, its evidence, its
+    fix's command. `stopped`: the check stopped a workflow, and says so."""
+    blocking = failing(document)
+    if not blocking:
+        return None
+    toast = _stack_toast(blocking[0])
+    if stopped:
+        toast["cause"] = "archfit Pre-flight stopped the workflow before it failed: " + toast["cause"]
+    if len(blocking) > 1:
+        others = ", ".join(str(s.get("name")) for s in blocking[1:])
+        toast["cause"] += " (%d more will fail: %s)" % (len(blocking) - 1, others)
+    return toast
+
+
+def fix_first_lines(document):
+    """What a node shows first of an archfit.check/1 document: each failing
+    stack's title with its command under it (at most three), then one line
+    for what runs; the full list is the report text's. Nothing judged (no
+    GPU) says so and how to ask about one."""
+    devices = document.get("devices") or []
+    units = document.get("stacks")
+    if units is None:
+        units = document.get("components") or []
+    if not devices:
+        return ["? no GPU to judge against: nothing was judged; set ARCHFIT_GPU "
+                '(e.g. "RTX 5090") to ask about one']
+    lines = []
+    blocking = failing(document)
+    for stack in blocking[:3]:
+        toast = _stack_toast(stack)
+        lines.append("✗ " + toast["title"])
+        lines.append("    " + (toast["command"] or toast["step"]))
+    if len(blocking) > 3:
+        lines.append("✗ %d more will fail (see the details)" % (len(blocking) - 3))
+    gpu = ", ".join("%s (sm_%s)" % (d.get("name"), d.get("sm")) for d in devices)
+    running = len(units) - len(blocking)
+    if not blocking:
+        lines.append("✓ all %d stacks run on %s" % (len(units), gpu))
+    elif running:
+        lines.append("✓ %d other %s on %s" % (running, "stack runs" if running == 1 else
+                                               "stacks run", gpu))
+    return lines

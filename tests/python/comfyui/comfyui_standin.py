@@ -35,8 +35,10 @@ class StandInPromptServer:
         self.routes = web.RouteTableDef()
         self.sent = []
         self.recipients = []  # each send_sync's sid: None means every client
-        # ComfyUI's executor sets this to the running prompt's client id.
+        # ComfyUI's executor sets this to the running prompt's client id, and
+        # its prompt worker last_prompt_id to the running prompt's id.
         self.client_id = None
+        self.last_prompt_id = None
 
     def send_sync(self, event, data, sid=None):
         self.sent.append((event, data))

@@ -107,8 +107,19 @@ def test_preflight_fails_on_an_rtx_5090_and_stops_the_workflow_when_asked(comfyu
     assert out["ui"]["archfit_report"][0]["verdict"] == "fails"
     json.dumps(out["ui"])  # the ui dict goes to the browser as JSON
 
+    comfyui.server.client_id = "tab-1"
+    comfyui.server.last_prompt_id = "prompt-7"
     blocked = run(stop_on_failure=True, passthrough="latent")
     assert all(isinstance(value, ExecutionBlocker) for value in blocked["result"])
+    # ComfyUI will show only "Execution Blocked": the client that queued the
+    # prompt is told why, as the check's finding, and it is kept with the prompt.
+    told = [data for event, data in comfyui.server.sent if event == "archfit.diagnosis"]
+    assert len(told) == 1 and comfyui.server.recipients == ["tab-1"], comfyui.server.sent
+    assert told[0]["kind"] == "check" and told[0]["prompt_id"] == "prompt-7"
+    assert told[0]["toast"]["title"] == "RTX 5090 cannot run PyTorch 2.5.1+cu124", told[0]
+    assert told[0]["toast"]["cause"].startswith("archfit Pre-flight stopped the workflow"), told
+    assert told[0]["toast"]["command"].startswith("pip install torch==2.15.0"), told
+    assert pack.prompt_store.of_prompt("prompt-7", "tab-1") == told
     message = blocked["result"][0].message
     assert message.startswith("archfit: fails: PyTorch 2.5.1+cu124 has no image for "
                               "GeForce RTX 5090 (sm_120); run: pip install torch==2.15.0"), message
@@ -165,13 +176,25 @@ def test_the_error_handler_diagnoses_comfyuis_error_records_and_pushes_them(comf
     # Exactly what ComfyUI's executor logs: two ERROR records on the root
     # logger, while the prompt of client "tab-1" runs.
     comfyui.server.client_id = "tab-1"
+    comfyui.server.last_prompt_id = "prompt-1"
     logging.error("!!! Exception during processing !!! %s", NO_KERNEL_IMAGE)
     comfyui.server.client_id = "tab-2"  # the traceback belongs to the error line before it
+    comfyui.server.last_prompt_id = "prompt-2"
     logging.error(comfyui_traceback("/home/me/ComfyUI/venv/lib/python3.12/site-packages"))
     handler.wait()
     events = [data for event, data in comfyui.server.sent if event == "archfit.diagnosis"]
     assert len(events) == 1, comfyui.server.sent
     assert comfyui.server.recipients == ["tab-1"], "only the client that queued the prompt"
+    # What the toast shows: the core's headline, and the prompt it is about.
+    # The traceback names xformers, which the check does not confirm as the
+    # cause; what the check finds failing, PyTorch, is the title and the command.
+    assert events[0]["diagnosis"]["environment"]["verdict"] != "confirms"
+    assert events[0]["toast"]["title"] == "RTX 5090 cannot run PyTorch 2.5.1+cu124", events[0]
+    assert events[0]["toast"]["command"].startswith("pip install torch==2.15.0"), events[0]
+    assert events[0]["prompt_id"] == "prompt-1"
+    # Kept with that prompt, for its client only.
+    assert pack.prompt_store.of_prompt("prompt-1", "tab-1") == [events[0]]
+    assert pack.prompt_store.of_prompt("prompt-1", "tab-2") == []
     diagnosis = events[0]["diagnosis"]
     assert diagnosis["category"] == "no-kernel-image"
     assert diagnosis["component"]["name"] == "xformers"
@@ -197,6 +220,7 @@ def test_an_error_line_without_its_traceback_is_diagnosed_alone(comfyui):
 def test_an_error_archfit_does_not_recognise_is_left_to_comfyui(comfyui):
     pack = comfyui.load()
     comfyui.server.client_id = "tab-1"
+    comfyui.server.last_prompt_id = "prompt-9"
     handler = pack.error_handler._installed
     logging.error("!!! Exception during processing !!! [Errno 2] No such file or directory: "
                   "'/models/checkpoints/missing.safetensors'")
@@ -205,6 +229,7 @@ def test_an_error_archfit_does_not_recognise_is_left_to_comfyui(comfyui):
                   "or directory: '/models/checkpoints/missing.safetensors'\n")
     handler.wait()
     assert comfyui.server.sent == []
+    assert pack.prompt_store.of_prompt("prompt-9", "tab-1") == []
     # The Explain node still has it, for whoever asks.
     latest = pack.error_handler.latest()
     assert latest is not None and latest["diagnosis"]["recognised"] is False
@@ -259,6 +284,7 @@ def test_the_routes_report_and_explain(comfyui, demo_site):
     status, payload = _call(routes, "POST", "/archfit/explain", json={"text": NO_KERNEL_IMAGE})
     assert status == 200
     assert payload["diagnosis"]["category"] == "no-kernel-image"
+    assert payload["toast"]["title"] == "RTX 5090 cannot run PyTorch 2.5.1+cu124", payload["toast"]
     assert payload["diagnosis"]["environment"]["verdict"] == "confirms"
 
     # ComfyUI's execution_error detail: frames as traceback.format_tb() lists them.
@@ -271,6 +297,28 @@ def test_the_routes_report_and_explain(comfyui, demo_site):
     status, payload = _call(routes, "POST", "/archfit/explain", json=detail)
     assert status == 200
     assert payload["diagnosis"]["component"]["name"] == "xformers"
+
+
+def test_a_prompts_diagnoses_go_only_to_the_client_that_queued_it(comfyui):
+    pack = comfyui.load()
+    pack.prompt_store._reset_for_tests()
+    payload = {"kind": "diagnosis", "toast": {"title": "t"}, "text": "/home/alice/ComfyUI …"}
+    pack.prompt_store.keep("prompt-1", "alice", payload)
+    pack.prompt_store.keep("prompt-1", "mallory", {"kind": "forged"})  # never mixed in
+    routes = comfyui.server.routes
+    status, kept = _call(routes, "GET", "/archfit/diagnoses?prompt_id=prompt-1&client_id=alice")
+    assert (status, kept) == (200, [payload])
+    for query in ("prompt_id=prompt-1&client_id=mallory", "prompt_id=prompt-2&client_id=alice"):
+        status, kept = _call(routes, "GET", "/archfit/diagnoses?" + query)
+        assert (status, kept) == (200, []), query
+    status, body = _call(routes, "GET", "/archfit/diagnoses?prompt_id=prompt-1")
+    assert status == 400 and "client_id" in body["error"]
+    # Bounded like ComfyUI's history: the oldest prompt goes first.
+    for number in range(pack.prompt_store.MAX_PROMPTS + 1):
+        pack.prompt_store.keep("p%d" % number, "alice", payload)
+    assert pack.prompt_store.of_prompt("p0", "alice") == []
+    assert pack.prompt_store.of_prompt("p%d" % pack.prompt_store.MAX_PROMPTS, "alice") == [payload]
+    pack.prompt_store._reset_for_tests()
 
 
 @pytest.mark.parametrize("body, words", [
@@ -437,3 +485,18 @@ def test_archfit_install_comfyui_gives_a_pack_that_works_with_nothing_installed(
     assert "LIBRARY: " + vendor in output, output
     demo = output[output.index("DEMO:"):]
     assert "PyTorch 2.5.1+cu124" in demo and "no-image" in demo, output
+
+
+def test_the_pack_folder_asks_pip_for_nothing_that_is_not_published():
+    """ComfyUI-Manager runs `pip install -r requirements.txt` and the Comfy
+    Registry reads pyproject.toml's dependencies; archfit is not on PyPI, so
+    naming it would fail the install. The pack carries archfit inside it."""
+    import tomllib
+
+    pack = os.path.join(REPO, "host_adapters", "comfyui")
+    with open(os.path.join(pack, "requirements.txt")) as f:
+        wanted = [line.strip() for line in f if line.strip() and not line.startswith("#")]
+    assert wanted == []
+    with open(os.path.join(pack, "pyproject.toml"), "rb") as f:
+        project = tomllib.load(f)["project"]
+    assert project["dependencies"] == []

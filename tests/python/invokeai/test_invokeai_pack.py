@@ -1,6 +1,7 @@
 """The archfit InvokeAI node pack loaded as InvokeAI's node loader loads it,
 through a stand-in of its decorator contract (invokeai_standin.py)."""
 
+import logging
 import os
 import shutil
 import subprocess
@@ -26,8 +27,13 @@ def pack(tmp_path, monkeypatch):
     monkeypatch.delenv("ARCHFIT_GPU", raising=False)
     invokeai_standin.install()
     yield lambda: invokeai_standin.load_node_pack(nodes / "archfit_preflight")
-    for name in ("archfit_preflight", "invokeai", "invokeai.invocation_api"):
+    for name in ("archfit_preflight", "archfit_preflight.error_hook", "invokeai",
+                 "invokeai.invocation_api"):
         sys.modules.pop(name, None)
+    invokeai_logger = logging.getLogger("InvokeAI")
+    for handler in list(invokeai_logger.handlers):
+        if type(handler).__name__ == "InvocationErrorHandler":
+            invokeai_logger.removeHandler(handler)
 
 
 def test_the_invocation_registers_with_its_output(pack):
@@ -45,7 +51,13 @@ def test_the_invocation_reports_what_fails_on_a_named_gpu(pack, demo_site, monke
     invocation = invokeai_standin.INVOCATIONS["archfit_preflight"]["cls"](gpu="RTX 5090")
     output = invocation.invoke(invokeai_standin.InvocationContext())
     assert output.fits is False
-    assert "PyTorch 2.5.1+cu124" in output.report and "no-image" in output.report
+    # The failing stack and its command first; the whole list is the details.
+    lines = output.report.splitlines()
+    assert lines[0] == "✗ RTX 5090 cannot run PyTorch 2.5.1+cu124", lines
+    assert lines[1].strip().startswith("pip install torch==2.15.0"), lines
+    assert lines[-1].startswith("✓ ") and "GeForce RTX 5090 (sm_120)" in lines[-1], lines
+    assert not any("nvidia-" in line for line in lines), lines
+    assert "PyTorch 2.5.1+cu124" in output.details and "no-image" in output.details
     on_h100 = invokeai_standin.INVOCATIONS["archfit_preflight"]["cls"](gpu="H100")
     assert on_h100.invoke(invokeai_standin.InvocationContext()).fits is True
 
@@ -91,3 +103,45 @@ def test_a_missing_library_leaves_invokeai_running_and_the_node_says_why(tmp_pat
     assert result.returncode == 0, output
     assert "WARNING [archfit] LibraryError" in output, output
     assert "FITS: False" in output and "REPORT: archfit cannot check this InvokeAI" in output, output
+
+
+# What InvokeAI's session runner logs for a failed invocation (its
+# _on_node_error): the error line, then traceback.format_exc().
+def _invokeai_logs_a_failure(exception_line):
+    invokeai = logging.getLogger("InvokeAI")
+    invokeai.error("Error while invoking session 3f2a, invocation 7c1d (flux_denoise): boom")
+    invokeai.error('Traceback (most recent call last):\n  File "/invokeai/app/services/'
+                   'session_processor/session_processor_default.py", line 120, in run_node\n'
+                   "    output = invocation.invoke_internal(context=context, services=self._"
+                   "services)\n" + exception_line + "\n")
+
+
+def test_a_cuda_failure_is_explained_in_invokeais_log_and_nothing_else_is(pack, demo_site,
+                                                                          monkeypatch, caplog):
+    import archfit.host
+
+    monkeypatch.setenv("ARCHFIT_GPU", "RTX 5090")
+    monkeypatch.setattr(archfit.host, "site_packages", lambda: [str(demo_site)])
+    module = pack()
+    module.startup_check.join(timeout=30)
+    assert module._latest_report is not None, "the start-up check is what errors are weighed against"
+    caplog.set_level(logging.INFO)
+    _invokeai_logs_a_failure("RuntimeError: CUDA error: no kernel image is available for "
+                             "execution on the device")
+    module.error_hook.wait()
+    said = [r.getMessage() for r in caplog.records if r.getMessage().startswith("[archfit] ")
+            and r.levelno == logging.ERROR]
+    assert said[0] == "[archfit] RTX 5090 cannot run PyTorch 2.5.1+cu124", said
+    assert any(line.startswith("[archfit] fix: pip install torch==2.15.0") for line in said), said
+    assert module.error_hook.latest["session"] == "3f2a"
+
+    caplog.clear()
+    _invokeai_logs_a_failure("FileNotFoundError: [Errno 2] No such file or directory: "
+                             "'/models/flux.safetensors'")
+    module.error_hook.wait()
+    assert [r.getMessage() for r in caplog.records if "[archfit]" in r.getMessage()] == []
+    # A traceback with no error line before it is not InvokeAI's node error.
+    logging.getLogger("InvokeAI").error("Traceback (most recent call last):\nRuntimeError: "
+                                        "CUDA error: no kernel image is available")
+    module.error_hook.wait()
+    assert [r.getMessage() for r in caplog.records if "[archfit]" in r.getMessage()] == []

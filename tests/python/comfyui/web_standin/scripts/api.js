@@ -3,7 +3,7 @@
 // ComfyUI's `api` is a ComfyApi, an EventTarget: a websocket message
 // {"type": T, "data": D} is dispatched as new CustomEvent(T, {detail: D}), and
 // for an unknown T only when something has called addEventListener(T, ...)
-// (host-conventions.md §1.5). fetchApi(route, init) is fetch(api_base + "/api" + route, init).
+// (ComfyUI_frontend, src/scripts/api.ts). fetchApi(route, init) is fetch(api_base + "/api" + route, init).
 
 class StandInApi extends EventTarget {
   constructor() {
@@ -12,6 +12,8 @@ class StandInApi extends EventTarget {
     this.listened = new Set();
     // For the test: each fetchApi call, with performance.now() at the call.
     this.fetched = [];
+    // What ComfyUI sets from the socket's first "status" message.
+    this.clientId = "standin-client";
   }
 
   addEventListener(type, callback, options) {
