@@ -5,7 +5,7 @@ logger: "!!! Exception during processing !!! <message>" and then the
 formatted traceback (which ends with the exception line). The handler pairs
 them, diagnoses the error off the logging thread — weighed against the
 pre-flight check when one has run — keeps the latest diagnosis for the
-Explain node and each prompt's for the routes (prompt_store), and hands it
+Explain node (per client) and each prompt's for the routes (prompt_store), and hands it
 to a callback (the front-end push) only when archfit recognised the error
 as one of its CUDA, driver or architecture failures, naming the prompt and
 client that were running when the error was logged: everything else is
@@ -27,13 +27,18 @@ TRACEBACK = "Traceback (most recent call last):"
 PAIRING_SECONDS = 0.5
 
 _latest_lock = threading.Lock()
-_latest = None  # {"diagnosis": archfit.diagnosis/1 dict, "text": str, "time": float}
+# client id -> its latest payload ({"diagnosis", "text", "toast", "time", …});
+# None is the key of prompts queued with no client id. Bounded: the oldest
+# client goes first.
+_latest = collections.OrderedDict()
+_MAX_CLIENTS = 256
 
 
-def latest():
-    """The latest diagnosis payload, or None."""
+def latest(client_id):
+    """The latest diagnosis payload of that client's prompts, or None: one
+    user's traceback is never another's answer."""
     with _latest_lock:
-        return _latest
+        return _latest.get(client_id)
 
 
 def diagnose(text, traceback=None):
@@ -121,14 +126,16 @@ class ExecutionErrorHandler(logging.Handler):
         self._worker.submit(self._diagnose, text, prompt)
 
     def _diagnose(self, text, prompt):
-        global _latest
         try:
             payload = diagnose(text)
         except Exception as error:  # noqa: BLE001 - reported, never raised
             logging.getLogger("archfit").warning("archfit could not diagnose the error: %s", error)
             return
         with _latest_lock:
-            _latest = payload
+            _latest[prompt.client_id] = payload
+            _latest.move_to_end(prompt.client_id)
+            while len(_latest) > _MAX_CLIENTS:
+                _latest.popitem(last=False)
         # An error archfit does not recognise (a missing file, a bad input) is
         # ComfyUI's alone to show.
         if payload["toast"] is None:

@@ -5,7 +5,8 @@
   the checklist on the node, and with stop_on_failure stops the workflow
   before the expensive part (ExecutionBlocker) instead of failing minutes
   later. Its optional passthrough input lets it gate any link.
-- Explain last error: the diagnosis of the last execution error, as text.
+- Explain last error: the diagnosis of the last execution error of the
+  client that runs it, as text.
 
 When Pre-flight stops a workflow it tells the client that queued it why, as
 the error handler does for a CUDA error: ComfyUI then shows only "Execution
@@ -124,9 +125,10 @@ class ArchfitExplainLastError:
         return float("nan")
 
     def run(self):
-        payload = error_handler.latest()
+        # The latest of this client's own prompts, never another user's.
+        payload = error_handler.latest(running_prompt().client_id)
         if payload is None:
-            text = "No execution error since ComfyUI started."
+            text = "No execution error in your prompts since ComfyUI started."
             if binding.load() is None:
                 text += " (archfit is not working here: %s)" % binding.problem()
             return {"ui": {"text": [text]}, "result": (text,)}

@@ -200,6 +200,7 @@ def test_the_error_handler_diagnoses_comfyuis_error_records_and_pushes_them(comf
     assert diagnosis["component"]["name"] == "xformers"
     assert diagnosis["environment"]["source"] == "report_json"
     assert "sm_120" in events[0]["text"]
+    comfyui.server.client_id = "tab-1"  # the Explain node, in tab-1's next prompt
     node = pack.NODE_CLASS_MAPPINGS["ArchfitExplainLastError"]()
     out = getattr(node, node.FUNCTION)()
     assert out["result"][0] == events[0]["text"]
@@ -231,8 +232,15 @@ def test_an_error_archfit_does_not_recognise_is_left_to_comfyui(comfyui):
     assert comfyui.server.sent == []
     assert pack.prompt_store.of_prompt("prompt-9", "tab-1") == []
     # The Explain node still has it, for whoever asks.
-    latest = pack.error_handler.latest()
+    latest = pack.error_handler.latest("tab-1")
     assert latest is not None and latest["diagnosis"]["recognised"] is False
+    # Another client asking gets nothing of tab-1's.
+    assert pack.error_handler.latest("tab-2") is None
+    comfyui.server.client_id = "tab-2"
+    node = pack.NODE_CLASS_MAPPINGS["ArchfitExplainLastError"]()
+    assert getattr(node, node.FUNCTION)()["result"][0].startswith("No execution error")
+    comfyui.server.client_id = "tab-1"
+    assert getattr(node, node.FUNCTION)()["result"][0] == latest["text"]
 
 
 def test_a_prompt_queued_without_a_client_id_is_told_to_no_one(comfyui):
