@@ -113,8 +113,9 @@ TEST(DiagnoseText, TheGpuArchComesFromWhatTheMessageSaysOfTheGpu) {
   EXPECT_EQ(warning.sm, "sm_120");
   EXPECT_NE(warning.explanation.find("sm_120"), std::string::npos);
   // SageAttention names the kernel it wanted, not the GPU.
-  const Diagnosis sage = diagnose(kb(), "Error running sage attention: SM89 kernel is not "
-                                        "available, using pytorch attention instead");
+  const Diagnosis sage = diagnose(kb(),
+                                  "Error running sage attention: SM89 kernel is not "
+                                  "available, using pytorch attention instead");
   EXPECT_EQ(sage.category, "library-arch-mismatch");
   EXPECT_EQ(sage.sm, "");
 }
@@ -171,14 +172,42 @@ TEST(DiagnoseText, DockerComposePrefixesLeaveEveryLineOfTheMessage) {
             "CUDA error: no kernel image is available for execution on the device\n"
             "CUDA kernel errors might be asynchronously reported at some other API call");
   // A log line with no traceback: the prefix is not taken for an exception type.
-  const Diagnosis line = diagnose(
-      kb(), "comfyui-1  | starting\ncomfyui-1  | RuntimeError: CUDA error: no kernel image is "
-            "available for execution on the device\ncomfyui-1  | Compile with "
-            "`TORCH_USE_CUDA_DSA` to enable device-side assertions.\n");
+  const Diagnosis line =
+      diagnose(kb(),
+               "comfyui-1  | starting\ncomfyui-1  | RuntimeError: CUDA error: no kernel image is "
+               "available for execution on the device\ncomfyui-1  | Compile with "
+               "`TORCH_USE_CUDA_DSA` to enable device-side assertions.\n");
   EXPECT_EQ(line.error.kind, "log");
   EXPECT_EQ(line.error.exception_type, "RuntimeError");
   EXPECT_EQ(line.error.message.find("comfyui-1"), std::string::npos) << line.error.message;
   EXPECT_NE(line.error.message.find("\nCompile with"), std::string::npos) << line.error.message;
+}
+
+TEST(DiagnoseText, PaddingBeforeTheErrorOnItsLineIsNotPartOfTheMessage) {
+  // A megabyte of spaces or NUL bytes (a preallocated or truncated log),
+  // or a terminal's overwritten progress ('\r'), before the error on the
+  // same line: the message is the error alone, bounded, and recognised.
+  const std::string error =
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device";
+  for (const std::string& padding :
+       {std::string(1 << 20, ' '), std::string(1 << 20, '\0'), std::string("45%|####  |\r"),
+        std::string(1 << 20, '\0') + "  \t"}) {
+    const Diagnosis d = diagnose(kb(), "got prompt\n" + padding + error + "\n");
+    EXPECT_EQ(d.category, "no-kernel-image") << padding.size();
+    EXPECT_EQ(d.error.exception_type, "RuntimeError") << padding.size();
+    EXPECT_EQ(d.error.message.rfind("CUDA error: no kernel image", 0), 0u) << padding.size();
+  }
+  // In a traceback: NULs before its exception line.
+  const Diagnosis traced = diagnose(kb(),
+                                    "Traceback (most recent call last):\n  File \"/x.py\", "
+                                    "line 1, in f\n" +
+                                        std::string(1 << 20, '\0') + error);
+  EXPECT_EQ(traced.category, "no-kernel-image");
+  EXPECT_EQ(traced.error.exception_type, "RuntimeError");
+  // A line longer than a message may be: its end is read, and bounded.
+  const Diagnosis long_line = diagnose(kb(), std::string(4 << 20, 'x') + " " + error);
+  EXPECT_EQ(long_line.category, "no-kernel-image");
+  EXPECT_LE(long_line.error.message.size(), kMaxErrorBytes);
 }
 
 TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashing) {
@@ -187,8 +216,8 @@ TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashin
   std::mt19937 random(7);
   std::string garbage(1 << 16, '\0');
   for (auto& c : garbage) c = static_cast<char>(random());
-  EXPECT_NO_THROW(to_json(diagnose(kb(), garbage)).dump(-1, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace));
+  EXPECT_NO_THROW(to_json(diagnose(kb(), garbage))
+                      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   const Diagnosis line = diagnose(kb(), std::string(4 << 20, 'x'));
   EXPECT_FALSE(line.recognised());
   EXPECT_LE(line.error.message.size(), kMaxErrorBytes);

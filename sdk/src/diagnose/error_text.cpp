@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstring>
 #include <optional>
 
 #include "util/text.hpp"
@@ -32,6 +33,29 @@ std::string_view line_at(std::string_view text, size_t at, size_t& next) {
 
 using util::trim;
 
+// A line past what a terminal overwrote or a log lost: all before its last
+// '\r' or NUL byte (the NULs of a preallocated or truncated file).
+std::string_view past_overwrite(std::string_view line) {
+  for (const char overwrite : {'\r', '\0'}) {
+    const void* at = memrchr(line.data(), overwrite, line.size());
+    const size_t after =
+        at ? static_cast<size_t>(static_cast<const char*>(at) - line.data()) + 1 : 0;
+    if (after < line.size()) line.remove_prefix(after);
+  }
+  return line;
+}
+
+// Where the text of a log line starts: past_overwrite, then past the
+// padding before it (spaces, tabs, NULs). A megabyte of padding must not
+// become the message every signature's expression is run over.
+std::string_view past_padding(std::string_view line) {
+  line = past_overwrite(line);
+  size_t text = 0;
+  while (text < line.size() && (line[text] == ' ' || line[text] == '\t' || line[text] == '\0'))
+    ++text;
+  return line.substr(text);
+}
+
 bool indented(std::string_view line) {
   return !line.empty() && (line[0] == ' ' || line[0] == '\t');
 }
@@ -49,7 +73,8 @@ std::optional<Frame> parse_frame(std::string_view line) {
   frame.file = std::string(line.substr(0, quote));
   std::string_view rest = line.substr(quote + 8);
   size_t digits = 0;
-  while (digits < rest.size() && digits < 9 && std::isdigit(static_cast<unsigned char>(rest[digits])))
+  while (digits < rest.size() && digits < 9 &&
+         std::isdigit(static_cast<unsigned char>(rest[digits])))
     frame.line = frame.line * 10 + (rest[digits++] - '0');
   rest.remove_prefix(digits);
   if (rest.starts_with(", in ")) frame.function = std::string(trim(rest.substr(5)));
@@ -61,9 +86,8 @@ std::optional<Frame> parse_frame(std::string_view line) {
 // has no type.
 bool split_exception(std::string_view line, std::string& type, std::string& message) {
   size_t end = 0;
-  while (end < line.size() &&
-         (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_' ||
-          line[end] == '.'))
+  while (end < line.size() && (std::isalnum(static_cast<unsigned char>(line[end])) ||
+                               line[end] == '_' || line[end] == '.'))
     ++end;
   if (end == 0 || std::isdigit(static_cast<unsigned char>(line[0]))) return false;
   if (end == line.size()) {  // "KeyboardInterrupt"
@@ -80,8 +104,12 @@ bool split_exception(std::string_view line, std::string& type, std::string& mess
 // writes between messages.
 bool ends_message(std::string_view line) {
   static constexpr std::array<std::string_view, 6> kHostLines = {
-      "Prompt executed in", "got prompt", "Traceback (most recent call last)", "!!! ",
-      "During handling of the above exception", "The above exception was the direct cause"};
+      "Prompt executed in",
+      "got prompt",
+      "Traceback (most recent call last)",
+      "!!! ",
+      "During handling of the above exception",
+      "The above exception was the direct cause"};
   if (trim(line).empty()) return true;
   if (line.size() > 1 && line[0] == '[' && std::isdigit(static_cast<unsigned char>(line[1])))
     return true;  // "[2025-03-01 10:00:00,000]::[InvokeAI]…", "[12:00:00] …"
@@ -99,7 +127,8 @@ void take_exception_type(std::string_view line, bool named_like_one, ErrorText& 
       !type.ends_with("Warning"))
     return;
   error.exception_type = std::move(type);
-  error.message = first + error.message.substr(line.size());
+  // The message holds `line` first, unless it was cut at its bound.
+  error.message = first + error.message.substr(std::min(line.size(), error.message.size()));
 }
 
 // The length of a docker compose prefix on a log line ("comfyui-1  | "):
@@ -139,8 +168,10 @@ size_t read_message(std::string_view text, size_t at, std::string& message,
       if (ends_message(line)) break;
       message += '\n';
     }
-    message += std::string(line);
+    // Bounded like the context: signatures' expressions run over it.
+    message.append(line.substr(0, kMaxContextBytes - std::min(message.size(), kMaxContextBytes)));
     next = after;
+    if (message.size() >= kMaxContextBytes) break;
   }
   return next;
 }
@@ -165,15 +196,14 @@ ErrorText from_traceback(std::string_view input, size_t start) {
   const size_t limit = std::min(input.size(), start + kMaxErrorBytes);
   while (next < limit) {
     size_t after = 0;
-    std::string_view line = line_at(input, next, after);
+    std::string_view line = past_overwrite(line_at(input, next, after));
     if (!prefix.empty() && line.starts_with(prefix)) line.remove_prefix(prefix.size());
     if (auto frame = parse_frame(line)) {
       error.frames.push_back(std::move(*frame));
     } else if (!indented(line) && !trim(line).empty()) {
       // The exception line ("Type: message"), past any log prefix, then the
       // lines that continue it.
-      const size_t end =
-          read_message(input, line.data() - input.data(), error.message, prefix);
+      const size_t end = read_message(input, line.data() - input.data(), error.message, prefix);
       take_exception_type(line, /*named_like_one=*/false, error);
       error.context = context_of(input, start, end);
       return error;
@@ -227,48 +257,78 @@ ErrorText from_report(std::string_view input, size_t start) {
   return error;
 }
 
-bool reads_like_error(std::string_view line) {
+// The last occurrence of `needle`: glibc's memmem over 1 MB windows from
+// the end back, so an error near a log's end is found at once and a word
+// that is nowhere costs one fast pass (libstdc++'s rfind compares at every
+// position: seconds over 100 MB).
+size_t rfind_fast(std::string_view haystack, std::string_view needle) {
+  constexpr size_t kWindow = size_t{1} << 20;
+  if (needle.empty() || needle.size() > haystack.size()) return std::string_view::npos;
+  size_t end = haystack.size();
+  while (true) {
+    const size_t begin = end > kWindow ? end - kWindow : 0;
+    const char* from = haystack.data() + begin;
+    const char* const limit = haystack.data() + end;
+    const char* last = nullptr;
+    while (const void* found =
+               memmem(from, static_cast<size_t>(limit - from), needle.data(), needle.size())) {
+      last = static_cast<const char*>(found);
+      from = last + 1;
+    }
+    if (last) return static_cast<size_t>(last - haystack.data());
+    if (begin == 0) return std::string_view::npos;
+    end = begin + needle.size() - 1;  // a match across the window's start is in the next
+  }
+}
+
+// Where the last line that reads like an error starts (one holding any of
+// these words), or npos: the line of the last occurrence of any of them.
+size_t last_error_line(std::string_view input) {
   static constexpr std::array<std::string_view, 8> kWords = {
-      "Error", "error:", "ERROR", "not compatible", "CUDA error", "is not available",
-      "fatal", "exception"};
-  return std::any_of(kWords.begin(), kWords.end(),
-                     [&](std::string_view word) { return line.find(word) != std::string_view::npos; });
+      "Error",      "error:",           "ERROR", "not compatible",
+      "CUDA error", "is not available", "fatal", "exception"};
+  size_t last = std::string_view::npos;
+  for (const auto word : kWords) {
+    const size_t at = rfind_fast(input, word);
+    if (at != std::string_view::npos && (last == std::string_view::npos || at > last)) last = at;
+  }
+  if (last == std::string_view::npos) return last;
+  const void* newline = memrchr(input.data(), '\n', last);
+  return newline ? static_cast<size_t>(static_cast<const char*>(newline) - input.data()) + 1 : 0;
 }
 
 }  // namespace
 
 ErrorText find_last_error(std::string_view input) {
-  if (trim(input).empty()) return {};
+  // Empty, or only white space: judged from the end, where a log has text.
+  if (input.find_last_not_of(" \t\r\n\v\f") == std::string_view::npos) return {};
   // A report is the error's own summary; a traceback after it is in its
   // attached logs.
-  if (const size_t report = input.rfind(kReport); report != std::string_view::npos)
+  if (const size_t report = rfind_fast(input, kReport); report != std::string_view::npos)
     return from_report(input, report);
-  if (const size_t traceback = input.rfind(kTraceback); traceback != std::string_view::npos)
+  if (const size_t traceback = rfind_fast(input, kTraceback); traceback != std::string_view::npos)
     return from_traceback(input, traceback);
 
   // No traceback: the last line that reads like an error, with its
   // continuation; else the input's end.
-  size_t end = input.size();
-  while (end > 0) {
-    const size_t begin = end >= 2 ? input.rfind('\n', end - 2) : std::string_view::npos;
-    const size_t at = begin == std::string_view::npos ? 0 : begin + 1;
+  if (const size_t at = last_error_line(input); at != std::string_view::npos) {
     size_t next = 0;
-    std::string_view line = line_at(input, at, next);
-    if (reads_like_error(line)) {
-      ErrorText error;
-      error.kind = at == 0 && input.find('\n', at) >= input.size() - 1 ? "message" : "log";
-      error.offset = at;
-      const std::string_view prefix = line.substr(0, compose_prefix_length(line));
-      line.remove_prefix(prefix.size());
-      const size_t message_end =
-          read_message(input, at + prefix.size(), error.message, prefix);
-      // A log line's "Name: …" is an exception only when named like one.
-      take_exception_type(line, /*named_like_one=*/true, error);
-      error.context = context_of(input, at, message_end);
-      return error;
-    }
-    if (at == 0) break;
-    end = at;
+    const std::string_view whole = line_at(input, at, next);
+    // Past padding and overwritten text; of a line longer than a message may
+    // be, its end (where an error written after junk is).
+    std::string_view line = past_padding(whole);
+    if (line.size() > kMaxContextBytes) line = line.substr(line.size() - kMaxContextBytes);
+    const size_t start = at + static_cast<size_t>(line.data() - whole.data());
+    ErrorText error;
+    error.kind = at == 0 && next >= input.size() ? "message" : "log";
+    error.offset = start;
+    const std::string_view prefix = line.substr(0, compose_prefix_length(line));
+    line.remove_prefix(prefix.size());
+    const size_t message_end = read_message(input, start + prefix.size(), error.message, prefix);
+    // A log line's "Name: …" is an exception only when named like one.
+    take_exception_type(line, /*named_like_one=*/true, error);
+    error.context = context_of(input, start, message_end);
+    return error;
   }
   ErrorText error;
   error.kind = "message";
