@@ -307,3 +307,16 @@ TEST_F(CheckStackTest, TheDocumentCarriesStacksReachAndTheOneLineAnswer) {
   }
   EXPECT_TRUE(saw_unreached);
 }
+
+// A GPU older than every PyTorch build the knowledge base lists (a Kepler,
+// sm_30) has no torch to install: the fix says so. Choosing one once
+// recursed without end and crashed `archfit check --gpu sm_30`.
+TEST_F(CheckStackTest, AGpuOlderThanEveryPyTorchBuildIsToldSoWithoutACommand) {
+  archfit::testing::install_stock_torch(*site_);
+  const auto report = check({"sm_30"}, "");
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_TRUE(torch.fix.commands.empty());
+  EXPECT_NE(torch.fix.summary.find("No PyTorch build in the knowledge base runs on"),
+            std::string::npos)
+      << torch.fix.summary;
+}

@@ -304,15 +304,38 @@ TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachine
 
 TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnrecognisedHasNone) {
   DiagnoseOptions none;
+  // torch's own warning names the GPU, its arch and torch, and lists what
+  // torch was built for: judged as a check would, and the knowledge base's
+  // torch builds give the one command for that arch.
   const Diagnosis named = diagnose(
-      kb(),
-      "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the "
-      "device\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible",
+      kb(), "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning: \n"
+            "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
+            "current PyTorch installation.\nThe current PyTorch install supports CUDA "
+            "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
       none);
   ASSERT_TRUE(named.headline);
-  EXPECT_EQ(named.headline->title, "A component here has no kernel for your sm_120 GPU");
-  EXPECT_TRUE(named.headline->command.empty());
-  EXPECT_FALSE(named.headline->step.empty());
+  EXPECT_EQ(named.headline->title, "RTX 5090 cannot run torch");
+  EXPECT_EQ(named.headline->command, "pip install torch==2.15.0");
+  ASSERT_TRUE(named.printed_by);
+  EXPECT_EQ(named.printed_by->library, "torch");
+  EXPECT_EQ(named.gpu, "NVIDIA GeForce RTX 5090");
+  ASSERT_TRUE(named.environment);
+  EXPECT_EQ(named.environment->source, "the message");
+  EXPECT_EQ(named.environment->verdict, "confirms");
+  // CUDA's own text names no component: the title says what the text tells.
+  const Diagnosis relayed = diagnose(
+      kb(), "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the "
+            "device\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible",
+      none);
+  ASSERT_TRUE(relayed.headline);
+  EXPECT_EQ(relayed.headline->title, "A component here has no kernel for RTX 5090");
+  const Diagnosis bare = diagnose(
+      kb(), "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+      none);
+  ASSERT_TRUE(bare.headline);
+  EXPECT_EQ(bare.headline->title, "Your GPU cannot run torch");  // torch raised it
+  EXPECT_TRUE(bare.headline->command.empty());
+  EXPECT_FALSE(bare.headline->step.empty());
   const Diagnosis oom = diagnose(kb(), "torch.OutOfMemoryError: CUDA out of memory.", none);
   ASSERT_TRUE(oom.headline);
   EXPECT_EQ(oom.headline->title, "The GPU ran out of memory");

@@ -8,6 +8,8 @@
 
 #include <fstream>
 #include <random>
+#include <regex>
+#include <set>
 #include <sstream>
 
 #include "diagnose/diagnosis.hpp"
@@ -51,6 +53,11 @@ TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
       if (entry["component_kind"])
         EXPECT_EQ(d.component->kind, entry["component_kind"].as<std::string>());
     }
+    if (entry["arch"]) EXPECT_EQ(d.sm, entry["arch"].as<std::string>()) << to_text(d);
+    if (entry["printed_by"]) {
+      EXPECT_TRUE(d.printed_by.has_value()) << to_text(d);
+      if (d.printed_by) EXPECT_EQ(d.printed_by->library, entry["printed_by"].as<std::string>());
+    }
     // Whatever the input, the JSON is valid UTF-8 and names the schema.
     const auto json = to_json(d);
     EXPECT_EQ(json["schema"], "archfit.diagnosis/1");
@@ -59,6 +66,34 @@ TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
   for (const auto& signature : kb().error_signatures())
     EXPECT_GE(per_category[signature.category], 2) << "too few texts of " << signature.category;
   EXPECT_GE(per_category["not-recognised"], 2);
+}
+
+// The knowledge base and the corpus stay together: a pattern no corpus text
+// is diagnosed by (first, as the one that matched) is untested, and fails
+// here; so does a `gpu_arch`, `gpu_name` or `built_for` expression no text
+// holds.
+TEST(DiagnoseCorpus, EveryPatternOfTheKnowledgeBaseHasATextItDiagnoses) {
+  const YAML::Node corpus = YAML::LoadFile((kCorpus / "corpus.yaml").string());
+  std::set<std::string> diagnosed_by;
+  std::vector<std::string> texts;
+  for (const auto& entry : corpus) {
+    texts.push_back(read_bytes(kCorpus / entry["file"].as<std::string>()));
+    diagnosed_by.insert(diagnose(kb(), texts.back()).pattern);
+  }
+  for (const auto& signature : kb().error_signatures())
+    for (const auto& pattern : signature.patterns)
+      EXPECT_TRUE(diagnosed_by.count(pattern))
+          << signature.category << ": no corpus text is diagnosed by '" << pattern << "'";
+  const auto held = [&](const std::regex& regex) {
+    return std::any_of(texts.begin(), texts.end(),
+                       [&](const std::string& text) { return std::regex_search(text, regex); });
+  };
+  for (const auto& arch : kb().gpu_arch_patterns())
+    EXPECT_TRUE(held(arch.regex)) << "gpu_arch: no corpus text holds '" << arch.pattern << "'";
+  for (const auto& name : kb().gpu_name_patterns())
+    EXPECT_TRUE(held(name)) << "gpu_name: a pattern no corpus text holds";
+  for (const auto& built : kb().built_for_patterns())
+    EXPECT_TRUE(held(built.regex)) << "built_for: no corpus text holds '" << built.pattern << "'";
 }
 
 TEST(DiagnoseText, TheLastOfTwoTracebacksIsTheError) {

@@ -725,3 +725,44 @@ TEST(KbLoader, ALibraryPerCudaPatternNeedsItsPlaceholderOnce) {
   EXPECT_EQ(error.field(), "components[0].library_per_cuda");
   EXPECT_NE(error.problem().find("{cuda} exactly once"), std::string::npos) << error.what();
 }
+
+TEST(KbLoader, ErrorPatternsNameTheirLibraryAndMessageFactsTheirForm) {
+  const std::string head =
+      "schema: archfit.kb.errors/1\nsignatures:\n"
+      "  - category: library-arch-mismatch\n    patterns:\n"
+      "      - plain relayed text\n"
+      "      - {text: 'No operator found', library: xformers, versions: '0.0.16-current', "
+      "source: dispatch.py}\n"
+      "    title: t\n    explanation: e\n    source: s\n    fix: [f]\n";
+  ScratchKb kb;
+  kb.write("errors.yaml", head +
+                              "gpu_arch:\n  - {pattern: 'capability \\(([0-9]+), ([0-9])\\)', "
+                              "form: tuple}\n"
+                              "gpu_name:\n  - '(NVIDIA [^\\n]*?) with'\n");
+  const auto loaded = load_knowledge_base(kb.dir());
+  const auto& origins = loaded.error_signatures()[0].origins;
+  ASSERT_EQ(origins.size(), 2u);
+  EXPECT_EQ(origins[0].library, "");
+  EXPECT_EQ(origins[1].library, "xformers");
+  EXPECT_EQ(origins[1].versions, "0.0.16-current");
+  ASSERT_EQ(loaded.gpu_arch_patterns().size(), 1u);
+  EXPECT_EQ(loaded.gpu_name_patterns().size(), 1u);
+  // A form it does not know, or a group count the form does not have, names the entry.
+  const auto form = format_error("errors.yaml", head +
+                                                    "gpu_arch:\n  - {pattern: 'sm_([0-9]+)', "
+                                                    "form: hex}\n");
+  EXPECT_EQ(form.field(), "gpu_arch[0].form");
+  EXPECT_NE(form.problem().find("hex"), std::string::npos);
+  EXPECT_EQ(format_error("errors.yaml", head + "built_for:\n  - {pattern: 'sm_([0-9]+)', form: "
+                                               "range, library: torch, source: s}\n")
+                .field(),
+            "built_for[0].pattern");
+  // A library's message without its source is refused.
+  EXPECT_EQ(format_error("errors.yaml",
+                         "schema: archfit.kb.errors/1\nsignatures:\n"
+                         "  - category: no-kernel-image\n    patterns:\n"
+                         "      - {text: x, library: torch}\n"
+                         "    title: t\n    explanation: e\n    source: s\n    fix: [f]\n")
+                .field(),
+            "signatures[0].patterns[0].source");
+}

@@ -270,6 +270,13 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
     if (fits(candidate, driver)) within_driver.push_back(&candidate);
   }
 
+  if (all.empty() && devices.size() == 1) {
+    // No build at all for this GPU (older than every PyTorch the knowledge
+    // base lists): nothing to install, and no alternative to offer.
+    fix.summary = "No PyTorch build in the knowledge base runs on " + devices.front().name + " (" +
+                  devices.front().cc.sm_name() + "); the GPU is older than every listed build";
+    return fix;
+  }
   if (all.empty()) {
     // No one build runs everywhere: say what each GPU needs, one fix apiece.
     std::string needs;

@@ -4,7 +4,10 @@
 #include <cctype>
 #include <regex>
 
+#include "check/torch_fix.hpp"
 #include "compat/arch.hpp"
+#include "compat/compat_error.hpp"
+#include "compat/rules.hpp"
 #include "kb/knowledge_base.hpp"
 #include "util/text.hpp"
 #include "weigh.hpp"
@@ -13,22 +16,71 @@ namespace archfit::diagnose {
 
 namespace {
 
-// What the messages say about the GPU itself (never the arch a library
-// wanted, as in SageAttention's "SM89 kernel is not available"):
-// torch's "with CUDA capability sm_120", its "which is of cuda capability
-// 12.0", xformers' "your GPU has capability (12, 0)", ptxas's "Value 'sm_120a'".
-std::string device_arch_in(const std::string& text) {
-  static const std::regex sm_forms(R"((?:with CUDA capability|Value ')\s*sm_([0-9]{2,3}))",
-                                   std::regex::icase);
-  static const std::regex dotted(R"(which is of cuda capability ([0-9]+)\.([0-9]))",
-                                 std::regex::icase);
-  static const std::regex tuple(R"(your GPU has capability \(([0-9]+), ([0-9])\))",
-                                std::regex::icase);
-  std::smatch match;
-  if (std::regex_search(text, match, sm_forms)) return "sm_" + match[1].str();
-  if (std::regex_search(text, match, dotted) || std::regex_search(text, match, tuple))
-    return "sm_" + match[1].str() + match[2].str();
+// What the message says about the GPU itself (never the arch a library
+// wanted, as in SageAttention's "SM89 kernel is not available"): errors.yaml's
+// `gpu_arch` expressions, the first that matches.
+// The GPU's name where the message gives it ("NVIDIA GeForce RTX 5090 with
+// CUDA capability sm_120"): errors.yaml's `gpu_name` expressions.
+std::string device_name_in(const kb::KnowledgeBase& kb, const std::string& text) {
+  for (const auto& name : kb.gpu_name_patterns()) {
+    std::smatch match;
+    if (std::regex_search(text, match, name)) return std::string(util::trim(match[1].str()));
+  }
   return {};
+}
+
+std::string device_arch_in(const kb::KnowledgeBase& kb, const std::string& text) {
+  for (const auto& arch : kb.gpu_arch_patterns()) {
+    std::smatch match;
+    if (!std::regex_search(text, match, arch.regex)) continue;
+    return arch.form == "sm" ? "sm_" + match[1].str() : "sm_" + match[1].str() + match[2].str();
+  }
+  return {};
+}
+
+// A library's own word on the archs it was built for, judged against the
+// GPU the message names: evidence with no environment at hand ("torch's
+// message lists sm_50 … sm_90; your GPU is sm_120: none runs there").
+std::optional<EnvironmentFinding> built_for_finding(const kb::KnowledgeBase& kb,
+                                                    const std::string& text,
+                                                    const std::string& sm) {
+  if (sm.empty()) return std::nullopt;
+  for (const auto& built : kb.built_for_patterns()) {
+    std::smatch match;
+    if (!std::regex_search(text, match, built.regex)) continue;
+    std::vector<std::string> targets;
+    std::string said;
+    if (built.form == "list") {
+      static const std::regex name(R"((?:sm|compute)_[0-9]+[af]?)");
+      const std::string list = match[1].str();
+      for (auto it = std::sregex_iterator(list.begin(), list.end(), name);
+           it != std::sregex_iterator(); ++it)
+        targets.push_back(it->str());
+      if (targets.empty()) continue;
+      said = targets.front() + (targets.size() > 1 ? " … " + targets.back() : "");
+    } else {
+      // "(5.0) - (9.0)": the newest it has SASS for is the maximum.
+      targets.push_back("sm_" + match[3].str() + match[4].str());
+      said = "capabilities " + match[1].str() + "." + match[2].str() + " to " + match[3].str() +
+             "." + match[4].str();
+    }
+    compat::ComputeCapability device;
+    try {
+      device = compat::parse_compute_capability(sm);
+    } catch (const compat::CompatError&) {
+      return std::nullopt;
+    }
+    const auto verdict = compat::judge_arch_list(targets, device);
+    EnvironmentFinding finding;
+    finding.source = "the message";
+    const bool runs = verdict == compat::Verdict::native || verdict == compat::Verdict::ptx_jit;
+    finding.verdict = runs ? "refutes" : "confirms";
+    finding.evidence.push_back(built.origin.library + "'s message says it was built for " + said +
+                               "; your GPU is " + sm + ": " +
+                               (runs ? "one of them runs there" : "none of them runs there"));
+    return finding;
+  }
+  return std::nullopt;
 }
 
 std::string replace_all(std::string text, std::string_view placeholder, const std::string& value) {
@@ -57,8 +109,9 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
   Headline headline;
   const std::string gpu = d.environment && !d.environment->gpu.empty()
                               ? util::short_gpu_name(d.environment->gpu)
-                          : d.sm.empty() ? std::string("your GPU")
-                                         : "your " + d.sm + " GPU";
+                          : !d.gpu.empty() ? util::short_gpu_name(d.gpu)
+                          : d.sm.empty()   ? std::string("your GPU")
+                                           : "your " + d.sm + " GPU";
   // The component is named when the check confirms it (or there is no
   // check); else, when the check found stacks that fail, the first one is the
   // finding worth a title; else the signature's plain title.
@@ -86,8 +139,8 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
                         d.component->name + (version.empty() ? "" : " " + version));
   }
   title = fill_sm(replace_all(std::move(title), "{gpu}", gpu), d.sm);
-  if (!title.empty())
-    title[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(title[0])));
+  // "your GPU …" starts a sentence; a component's name keeps its case ("cupy's …").
+  if (title.starts_with("your ")) title[0] = 'Y';
   headline.title = std::move(title);
 
   headline.cause = stack_found ? d.environment->stack_evidence
@@ -95,10 +148,32 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
                                : first_sentence(d.explanation);
   if (!rerun_command.empty())
     headline.command = rerun_command;
-  else if (d.environment && !d.environment->commands.empty())
-    headline.command = d.environment->commands.front();
+  else if (!d.commands.empty())
+    headline.command = d.commands.front();
   if (!d.fix.empty()) headline.step = d.fix.front();
   return headline;
+}
+
+// With no environment, a message that names torch and the GPU's arch still
+// has #10's answer: the torch build for that arch, from the knowledge base's
+// table, as the check would give it for an installed torch it cannot see.
+void add_torch_build_for_arch(const kb::KnowledgeBase& kb, Diagnosis& d) {
+  if (!d.component || d.component->name != "torch" || d.sm.empty()) return;
+  if (d.category != "no-kernel-image" && d.category != "invalid-device-function") return;
+  check::DeviceInfo device;
+  try {
+    device.cc = compat::parse_compute_capability(d.sm);
+  } catch (const compat::CompatError&) {
+    return;
+  }
+  device.name = d.sm;
+  check::InstalledTorchStack installed;
+  installed.torch = d.component->version;
+  const check::Fix fix = check::torch_stack_fix({device}, std::nullopt, installed, kb);
+  if (fix.summary.empty()) return;
+  d.fix.push_back("torch: " + fix.summary);
+  d.fix.insert(d.fix.end(), fix.commands.begin(), fix.commands.end());
+  d.commands = fix.commands;
 }
 
 bool windows_paths(const ErrorText& error) {
@@ -130,12 +205,14 @@ std::string launch_blocking_command(const ErrorText& error) {
 }
 
 const kb::ErrorSignature* first_match(const kb::KnowledgeBase& kb, const std::string& text,
-                                      std::string& matched) {
+                                      Diagnosis& d, const kb::PatternOrigin*& origin) {
   for (const auto& signature : kb.error_signatures()) {
-    for (const auto& regex : signature.regexes) {
+    for (size_t p = 0; p < signature.regexes.size(); ++p) {
       std::smatch match;
-      if (std::regex_search(text, match, regex)) {
-        matched = match[0].str();
+      if (std::regex_search(text, match, signature.regexes[p])) {
+        d.matched = match[0].str();
+        d.pattern = signature.patterns[p];
+        origin = &signature.origins[p];
         return &signature;
       }
     }
@@ -236,15 +313,18 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
     d.error = find_last_error(joined);
     if (d.error.message.empty()) d.error.message = std::string(text);
   }
-  d.sm = device_arch_in(d.error.message);
-  if (d.sm.empty()) d.sm = device_arch_in(d.error.context);
+  d.sm = device_arch_in(kb, d.error.message);
+  if (d.sm.empty()) d.sm = device_arch_in(kb, d.error.context);
+  d.gpu = device_name_in(kb, d.error.message);
+  if (d.gpu.empty()) d.gpu = device_name_in(kb, d.error.context);
   d.component = attribute(d.error.frames, &kb);
   if (!d.component) d.component = named_component(kb, d.error);
 
-  const kb::ErrorSignature* signature = first_match(kb, d.error.message, d.matched);
+  const kb::PatternOrigin* origin = nullptr;
+  const kb::ErrorSignature* signature = first_match(kb, d.error.message, d, origin);
   if (signature) {
     d.confidence = "high";
-  } else if ((signature = first_match(kb, d.error.context, d.matched))) {
+  } else if ((signature = first_match(kb, d.error.context, d, origin))) {
     d.confidence = "medium";
     d.notes.push_back("matched in the text around the error, not in its message: \"" + d.matched +
                       "\"");
@@ -263,7 +343,23 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   }
 
   if (signature) d.category = signature->category;
-  if (options.environment) weigh(d, *options.environment);
+  // A library's own message names it, whatever frame raised it.
+  if (origin && !origin->library.empty()) {
+    d.printed_by = *origin;
+    if (!d.component || d.component->name != origin->library) {
+      const std::string raised = d.component ? "; raised through " + d.component->name : "";
+      d.component =
+          Culprit(origin->library, "distribution", "",
+                  "the message is " + origin->library + "'s own" +
+                      (origin->versions.empty() ? "" : " (" + origin->versions + ")") + raised);
+    }
+  }
+  if (options.environment) {
+    weigh(d, *options.environment);
+  } else if (signature) {
+    d.environment = built_for_finding(kb, d.error.message, d.sm);
+    if (!d.environment) d.environment = built_for_finding(kb, d.error.context, d.sm);
+  }
   if (d.component && d.component->version.empty())
     d.component->version = installed_version(*d.component);
 
@@ -287,10 +383,17 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   d.explanation = fill_sm(signature->explanation, d.sm);
   d.source = signature->provenance.source;
   if (d.environment) d.fix = d.environment->fix;
+  if (d.environment) d.commands = d.environment->commands;
+  if (d.fix.empty() && !options.environment) add_torch_build_for_arch(kb, d);
   if (d.fix.empty()) d.fix = component_steps(kb, d);
   for (const auto& step : signature->fix) {
     // A check that judged components has said which lacks the GPU's arch.
     if (step.unless_checked && options.environment && !options.environment->components.empty())
+      continue;
+    // Not needed where a fix for that component already leads.
+    if (!options.environment && !step.about.empty() &&
+        std::any_of(d.fix.begin(), d.fix.end(),
+                    [&](const std::string& fix) { return fix.starts_with(step.about + ": "); }))
       continue;
     if (options.environment && !step.about.empty()) {
       // Not needed where the check finds the component runs; said exactly
@@ -355,11 +458,17 @@ nlohmann::json to_json(const Diagnosis& d) {
           {"explanation", d.explanation},
           {"fix", d.fix},
           {"matched", d.matched},
+          {"pattern", d.pattern},
           {"source", d.source},
           {"sm", d.sm},
+          {"gpu", d.gpu},
           {"notes", d.notes},
           {"environment", environment},
           {"headline", headline},
+          {"printed_by", d.printed_by ? nlohmann::json{{"library", d.printed_by->library},
+                                                       {"versions", d.printed_by->versions},
+                                                       {"source", d.printed_by->source}}
+                                      : nlohmann::json(nullptr)},
           {"error",
            {{"kind", d.error.kind},
             {"exception_type", d.error.exception_type},

@@ -13,9 +13,7 @@
 #include "environment.hpp"
 #include "error_text.hpp"
 
-namespace archfit::kb {
-class KnowledgeBase;
-}
+#include "kb/knowledge_base.hpp"
 
 namespace archfit::diagnose {
 
@@ -68,12 +66,18 @@ struct Diagnosis {
   std::optional<Culprit> component;
   std::string explanation;
   std::vector<std::string> fix;
-  std::string matched;             // the words the signature matched
-  std::string source;              // where the signature's facts come from
-  std::string sm;                  // "sm_120" when the text names the GPU's arch; else ""
-  std::vector<std::string> notes;  // what else the text tells
+  std::vector<std::string> commands;  // the shell commands among `fix`, in order
+  std::string matched;                // the words the signature matched
+  std::string pattern;                // the errors.yaml pattern that matched them; "" when none
+  std::string source;                 // where the signature's facts come from
+  std::string sm;                     // "sm_120" when the text names the GPU's arch; else ""
+  std::string gpu;  // the GPU's name when the text gives it ("NVIDIA GeForce RTX 5090"); else ""
+  std::vector<std::string> notes;                 // what else the text tells
   std::optional<EnvironmentFinding> environment;  // with DiagnoseOptions::environment only
   std::optional<Headline> headline;               // recognised errors only
+  // Whose own message matched (errors.yaml's pattern origin); nullopt for
+  // text any caller relays, or nothing matched.
+  std::optional<kb::PatternOrigin> printed_by;
   ErrorText error;
 
   bool recognised() const { return category != "not-recognised"; }
@@ -84,9 +88,10 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
 
 // {"schema": "archfit.diagnosis/1", "category", "recognised", "confidence",
 // "component": {"name", "kind", "version", "path", "why"} | null,
-// "explanation", "fix": [], "matched", "source", "sm", "notes": [],
+// "explanation", "fix": [], "matched", "pattern", "source", "sm", "gpu", "notes": [],
 // "environment": {"verdict", "evidence": [], "source", "devices": []} | null,
 // "headline": {"title", "cause", "command", "step"} | null,
+// "printed_by": {"library", "versions", "source"} | null,
 // "error": {"kind", "exception_type", "message", "frames": [{"file", "line",
 // "function"}]}} (docs/diagnosis-json.md). Strings from the input may hold
 // bytes that are not UTF-8: dump with error_handler_t::replace.

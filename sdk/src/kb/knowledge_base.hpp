@@ -142,11 +142,21 @@ struct FixStep {
   bool unless_checked = false;  // errors.yaml `unless: checked`
 };
 
+// Whose message a pattern is: the library that prints it ("torch",
+// "xformers"), the releases that print it in these words, and where it was
+// read. `library` is "" for text any caller relays (CUDA's own error strings).
+struct PatternOrigin {
+  std::string library;
+  std::string versions;  // "1.13-2.10", ">=2.11"; "" when not said
+  std::string source;
+};
+
 struct ErrorSignature {
   std::string category;  // "no-kernel-image", … (diagnose/diagnosis.hpp)
   std::vector<std::string> patterns;
-  std::vector<std::regex> regexes;  // `patterns`, compiled, case-insensitive
-  std::vector<int> cuda_errors;     // cudaError_t / CUresult numbers
+  std::vector<std::regex> regexes;     // `patterns`, compiled, case-insensitive
+  std::vector<PatternOrigin> origins;  // one per pattern
+  std::vector<int> cuda_errors;        // cudaError_t / CUresult numbers
   // A diagnosis's one-line title (what a toast shows); may hold {gpu} and
   // {sm}. `title_with_component` (may hold {component}) is used when a
   // component is named and the environment does not refute it; "" for none.
@@ -155,6 +165,25 @@ struct ErrorSignature {
   std::string explanation;  // may hold {sm}
   std::vector<FixStep> fix;
   Provenance provenance;
+};
+
+// Where a message says which GPU it ran on (errors.yaml `gpu_arch`): the
+// expression's groups are the capability, as its form says: "sm" (one group,
+// "120" of "sm_120"), "dotted" or "tuple" (major and minor: "12.0", "(12, 0)").
+struct GpuArchPattern {
+  std::string pattern;
+  std::regex regex;
+  std::string form;  // "sm" | "dotted" | "tuple"
+};
+
+// A library's own statement of the archs it was built for (errors.yaml
+// `built_for`): "list" (group 1 holds sm_/compute_ names) or "range" (groups
+// 1-4: the minimum and maximum capability, major and minor).
+struct BuiltForPattern {
+  std::string pattern;
+  std::regex regex;
+  std::string form;  // "list" | "range"
+  PatternOrigin origin;
 };
 
 // The answer to resolve_gpu.
@@ -205,6 +234,9 @@ class KnowledgeBase {
   const std::vector<Component>& components() const { return components_; }
   // In errors.yaml's order, which is the order they are tried in.
   const std::vector<ErrorSignature>& error_signatures() const { return error_signatures_; }
+  const std::vector<GpuArchPattern>& gpu_arch_patterns() const { return gpu_arch_patterns_; }
+  const std::vector<std::regex>& gpu_name_patterns() const { return gpu_name_patterns_; }
+  const std::vector<BuiltForPattern>& built_for_patterns() const { return built_for_patterns_; }
   // packages.yaml: stacks, supplier wheels, feature libraries (packages.hpp).
   const Packages& packages() const { return packages_; }
 
@@ -264,6 +296,9 @@ class KnowledgeBase {
   std::vector<TorchRelease> torch_releases_;
   std::vector<Component> components_;
   std::vector<ErrorSignature> error_signatures_;
+  std::vector<GpuArchPattern> gpu_arch_patterns_;
+  std::vector<std::regex> gpu_name_patterns_;  // errors.yaml `gpu_name`: group 1 is the name
+  std::vector<BuiltForPattern> built_for_patterns_;
   Packages packages_;
 };
 

@@ -499,17 +499,25 @@ class Loader {
         file.fail(entry["category"], path + ".category",
                   "unknown category \"" + signature.category + "\"; expected one of " + known);
       }
-      signature.patterns = file.string_list(entry, "patterns", path, true);
-      const auto patterns = YamlFile::child(entry, "patterns");
-      for (size_t p = 0; p < signature.patterns.size(); ++p) {
-        try {
-          signature.regexes.emplace_back(signature.patterns[p], std::regex::ECMAScript |
-                                                                    std::regex::icase |
-                                                                    std::regex::optimize);
-        } catch (const std::regex_error& error) {
-          file.fail(patterns[p], indexed(path + ".patterns", p),
-                    std::string("not a regular expression: ") + error.what());
+      // A pattern is a string (text any caller relays), or {text, library,
+      // versions, source}: a library's own message.
+      const auto patterns = file.list(entry, "patterns", path, true);
+      if (patterns.size() == 0) file.fail(patterns, path + ".patterns", "must not be empty");
+      for (size_t p = 0; p < patterns.size(); ++p) {
+        const auto where = indexed(path + ".patterns", p);
+        PatternOrigin origin;
+        std::string text;
+        if (patterns[p].IsMap()) {
+          text = file.string(patterns[p], "text", where);
+          origin.library = file.string(patterns[p], "library", where);
+          origin.versions = file.optional_string(patterns[p], "versions", where);
+          origin.source = file.string(patterns[p], "source", where);
+        } else {
+          text = file.scalar(patterns[p], where);
         }
+        signature.regexes.push_back(compile(file, patterns[p], where, text));
+        signature.patterns.push_back(std::move(text));
+        signature.origins.push_back(std::move(origin));
       }
       const auto codes = file.list(entry, "cuda_errors", path, false);
       for (size_t c = 0; codes.IsDefined() && c < codes.size(); ++c)
@@ -539,6 +547,71 @@ class Loader {
       }
       signature.provenance = file.provenance(entry, path);
       kb_.error_signatures_.push_back(std::move(signature));
+    }
+    load_message_facts(file);
+  }
+
+  static std::regex compile(const YamlFile& file, const YAML::Node& node, const std::string& where,
+                            const std::string& text) {
+    try {
+      return std::regex(text, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
+    } catch (const std::regex_error& error) {
+      file.fail(node, where, std::string("not a regular expression: ") + error.what());
+    }
+    return {};
+  }
+
+  // What a message says beyond its category: the GPU it ran on (`gpu_arch`)
+  // and the archs a library says it was built for (`built_for`).
+  // An entry {pattern, form}: its form one of `groups`' keys, its
+  // expression compiled with exactly that many groups.
+  static std::regex pattern_of_form(const YamlFile& file, const YAML::Node& entry,
+                                    const std::string& where,
+                                    const std::map<std::string, size_t>& groups,
+                                    std::string& pattern, std::string& form) {
+    pattern = file.string(entry, "pattern", where);
+    form = file.string(entry, "form", where);
+    const auto known = groups.find(form);
+    if (known == groups.end()) {
+      std::string expected;
+      for (const auto& [name, count] : groups) expected += (expected.empty() ? "" : ", ") + name;
+      file.fail(entry["form"], where + ".form",
+                "unknown form \"" + form + "\"; expected one of " + expected);
+    }
+    auto regex = compile(file, entry["pattern"], where + ".pattern", pattern);
+    if (regex.mark_count() != known->second)
+      file.fail(entry["pattern"], where + ".pattern",
+                "a " + form + " pattern has " + std::to_string(known->second) + " group(s)");
+    return regex;
+  }
+
+  void load_message_facts(const YamlFile& file) {
+    const auto arches = file.list(file.root(), "gpu_arch", "", false);
+    for (size_t i = 0; arches.IsDefined() && i < arches.size(); ++i) {
+      GpuArchPattern arch;
+      arch.regex =
+          pattern_of_form(file, arches[i], indexed("gpu_arch", i),
+                          {{"sm", 1}, {"dotted", 2}, {"tuple", 2}}, arch.pattern, arch.form);
+      kb_.gpu_arch_patterns_.push_back(std::move(arch));
+    }
+    const auto names = file.list(file.root(), "gpu_name", "", false);
+    for (size_t i = 0; names.IsDefined() && i < names.size(); ++i) {
+      const auto where = indexed("gpu_name", i);
+      const std::string pattern = file.scalar(names[i], where);
+      auto regex = compile(file, names[i], where, pattern);
+      if (regex.mark_count() != 1) file.fail(names[i], where, "a gpu_name pattern has 1 group");
+      kb_.gpu_name_patterns_.push_back(std::move(regex));
+    }
+    const auto lists = file.list(file.root(), "built_for", "", false);
+    for (size_t i = 0; lists.IsDefined() && i < lists.size(); ++i) {
+      const auto where = indexed("built_for", i);
+      BuiltForPattern built;
+      built.regex = pattern_of_form(file, lists[i], where, {{"list", 1}, {"range", 4}},
+                                    built.pattern, built.form);
+      built.origin.library = file.string(lists[i], "library", where);
+      built.origin.versions = file.optional_string(lists[i], "versions", where);
+      built.origin.source = file.string(lists[i], "source", where);
+      kb_.built_for_patterns_.push_back(std::move(built));
     }
   }
 
