@@ -13,7 +13,8 @@ not used) and Debian's chromium (apt `chromium`): without them the browser
 tests skip and say why (ARCHFIT_WEB_TESTS_REQUIRED=1 turns that into a
 failure). ARCHFIT_CHROMIUM names another Chromium binary.
 ARCHFIT_SCREENSHOT_DIR is where the screenshots go (default: the test's
-tmp_path): comfyui-toast.png and comfyui-checklist.png.
+tmp_path): standin-toast.png and standin-checklist.png. The docs show
+screenshots of a real ComfyUI instead (tests/python/comfyui_real).
 """
 
 from __future__ import annotations
