@@ -495,6 +495,29 @@ TEST(MalformedInput, ContainerSizeOfTwoToThe64MinusOne) {
       << describe(result);
 }
 
+// Among other data (.rodata, .ldata, …) a container whose size field runs
+// past the section used to pass for unrelated bytes: its images vanished and
+// `archfit scan` exited 0 (issue 24). Its header is exact, so it is reported,
+// and the search goes on to the good container after it.
+TEST(MalformedInput, EmbeddedContainerWhoseSizeRunsPastItsSectionIsReported) {
+  const Sample sample = make_sample();
+  ContainerSpec corrupt = sample.specs[0];
+  corrupt.size = uint64_t{1} << 20;
+  Bytes rodata = filler(200, 7);
+  pad_to(rodata, 8);
+  const uint64_t corrupt_at = rodata.size();
+  append(rodata, container_bytes(corrupt));
+  pad_to(rodata, 8);
+  append(rodata, sample.bytes);
+  const BuiltElf elf = elf_with_section(std::move(rodata), ".rodata");
+  const FileScan result = scan(elf.bytes);
+  EXPECT_EQ(result.images.size(), kSampleImages) << describe(result);
+  ASSERT_EQ(result.problems.size(), 1u) << describe(result);
+  EXPECT_TRUE(has_problem_at(result, elf.data_offsets[1] + corrupt_at + 8,
+                             "fatbin container size 0x100000 runs past the end of .rodata"))
+      << describe(result);
+}
+
 TEST(MalformedInput, ContainerWithUnknownVersionOrHeaderSize) {
   uint64_t at = 0;
   FileScan result = scan_with_bad_middle_container([](ContainerSpec& c) { c.version = 2; }, &at);

@@ -113,13 +113,12 @@ Image read_entry(const ByteReader& bytes, uint64_t at, uint64_t end, uint64_t co
 
 }  // namespace
 
-bool container_header_at(const ByteReader& bytes, uint64_t offset, uint64_t limit) {
+bool container_signature_at(const ByteReader& bytes, uint64_t offset, uint64_t limit) {
   if (limit > bytes.size() || offset > limit || limit - offset < fatbin::kContainerHeaderSize)
     return false;
   return bytes.u32(offset, "container magic") == fatbin::kContainerMagic &&
          bytes.u16(offset + 4, "container version") == fatbin::kContainerVersion &&
-         bytes.u16(offset + 6, "container header size") == fatbin::kContainerHeaderSize &&
-         bytes.u64(offset + 8, "container size") <= limit - offset - fatbin::kContainerHeaderSize;
+         bytes.u16(offset + 6, "container header size") == fatbin::kContainerHeaderSize;
 }
 
 uint64_t read_container(const ByteReader& bytes, uint64_t offset, uint64_t limit,
@@ -242,7 +241,10 @@ void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLa
     if (layout == RegionLayout::embedded) {
       at = find_container_magic(bytes, at, start_limit);
       if (at >= start_limit) break;
-      if (!container_header_at(bytes, at, end)) {
+      // A size running past the region is read_container's to report: it
+      // used to pass for unrelated data, and the container's images went
+      // missing from a scan that said nothing (issue 24).
+      if (!container_signature_at(bytes, at, end)) {
         at += 4;  // the magic number alone, inside unrelated data
         continue;
       }

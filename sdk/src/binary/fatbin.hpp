@@ -40,9 +40,11 @@ struct RegionSource {
 // among other data and found by their magic number.
 enum class RegionLayout { packed, embedded };
 
-// True when a plausible container header (magic, version 1, 16-byte header,
-// entries that fit before `limit`) starts at `offset`.
-bool container_header_at(const ByteReader& bytes, uint64_t offset, uint64_t limit);
+// True when a container header's first 8 bytes (magic, version 1, 16-byte
+// header) start at `offset` with 16 bytes before `limit`. Eight exact bytes
+// do not occur by chance among other data: a header with them whose size
+// field is wrong is a corrupt container to report, not data to pass over.
+bool container_signature_at(const ByteReader& bytes, uint64_t offset, uint64_t limit);
 
 // What read_container throws: the error, and where a search for the next
 // container resumes: just past the last entry that parsed, else past the
