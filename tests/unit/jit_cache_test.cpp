@@ -441,6 +441,53 @@ TEST_F(JitCacheTest, DirectoryRemovedWhileRunningIsMadeAgain) {
   EXPECT_TRUE(cache.warnings().empty()) << joined(cache.warnings());
 }
 
+// Found in issue 24: the root was judged, the folders under it were not, so
+// a v1/ or shard made 0777 was still served from. Now each folder between
+// the root and the entry is judged, in the records cache (records/) too.
+TEST_F(JitCacheTest, SubfoldersThatFailTheTrustRuleAreNotServedFrom) {
+  const std::string k = key("a.cu");
+  for (const fs::path& cache_dir : {dir_, dir_ / "records"}) {
+    KernelCache(options(cache_dir)).get_or_build(k, builder(k));
+    const fs::path shard = entry_path(cache_dir, k).parent_path();
+    for (const fs::path& folder : {cache_dir / "v1", shard}) {
+      ASSERT_TRUE(fs::exists(entry_path(cache_dir, k)));
+      ::chmod(folder.c_str(), 0777);
+      KernelCache cache(options(cache_dir));
+      EXPECT_EQ(cache.get_or_build(k, builder(k)).source, CacheSource::built) << folder;
+      EXPECT_TRUE(contains(cache.warnings(), folder.string() + ": it is writable by others"))
+          << joined(cache.warnings());
+      EXPECT_TRUE(fs::exists(entry_path(cache_dir, k))) << "nothing removed through " << folder;
+      ::chmod(folder.c_str(), 0700);
+      EXPECT_EQ(KernelCache(options(cache_dir)).find(k), jit_cache_payload(k)) << "fixed: served";
+    }
+  }
+}
+
+// Found in issue 24: a shard swapped for a link to another user's 0777
+// folder was followed, its entries served and new ones written there.
+TEST_F(JitCacheTest, AShardReplacedByALinkIsNeitherReadWrittenNorEvictedThrough) {
+  const std::string k = key("a.cu");
+  KernelCache(options()).get_or_build(k, builder(k));
+  const fs::path shard = entry_path(dir_, k).parent_path();
+  const fs::path planted = root_ / "planted";
+  fs::create_directories(planted);
+  ::chmod(planted.c_str(), 0777);
+  fs::copy_file(entry_path(dir_, k), planted / entry_path(dir_, k).filename());
+  fs::remove_all(shard);
+  fs::create_directory_symlink(planted, shard);
+
+  KernelCache cache(options());
+  EXPECT_EQ(cache.get_or_build(k, builder(k)).source, CacheSource::built);
+  EXPECT_TRUE(contains(cache.warnings(), shard.string() + " is a symbolic link"))
+      << joined(cache.warnings());
+  EXPECT_TRUE(cache.list().empty()) << "nothing listed through the link";
+  EXPECT_TRUE(cache.verify().empty());
+  cache.clear();
+  size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(planted)) ++files;
+  EXPECT_EQ(files, 1u) << "only the planted entry: nothing written, locked or removed there";
+}
+
 TEST_F(JitCacheTest, DirectoryWritableByOthersIsRefusedWithOneWarning) {
   for (const mode_t mode : {0777, 0770, 01777}) {
     fs::create_directories(dir_);

@@ -188,6 +188,47 @@ TEST(NvrtcLoad, AFileThatIsNotALibraryIsSkippedWithAReason) {
       << nvrtc.info().skipped[0].reason;
 }
 
+// Found in issue 24: ARCHFIT_NVRTC or CUDA_HOME pointing into a folder
+// anyone can write to was loaded without a question, unlike a plugin. The
+// real library, reached through a link in such a folder, is refused with
+// the folder and the fix, and discovery goes on to the toolkit's.
+TEST(NvrtcLoad, ALibraryFromTheEnvironmentInAFolderAnyoneCanWriteToIsNotLoaded) {
+  if (real_libnvrtc().empty()) GTEST_SKIP() << "no real libnvrtc";
+  Tree tree;
+  const fs::path open = tree.dir("open");
+  ::chmod(tree.root.c_str(), 0755);
+  ::chmod(open.c_str(), 0777);
+  const fs::path planted = tree.link("open/libnvrtc.so.13", real_libnvrtc());
+  for (const char* origin : {"ARCHFIT_NVRTC", "CUDA_HOME", "LD_LIBRARY_PATH"}) {
+    try {
+      Nvrtc::load(NvrtcCandidate{planted, "", "", origin});
+      FAIL() << "loaded from a folder anyone can write to, via " << origin;
+    } catch (const NvrtcError& error) {
+      EXPECT_EQ(std::string(error.what()),
+                planted.string() + " (from " + origin + ") is not loaded: " + open.string() +
+                    ": it is writable by others (mode 0777), so someone else could plant "
+                    "libraries there; make it owner-only (chmod go-w " +
+                    open.string() + ").");
+    }
+  }
+  // Discovery takes each real file once, so the refused link also stands for
+  // the toolkit's copy it leads to: the user is told why and what fixes it.
+  NvrtcSearch search;
+  search.archfit_nvrtc = planted;
+  search.default_toolkit = kToolkit;
+  try {
+    Nvrtc::discover(search);
+    FAIL() << "discovered through a folder anyone can write to";
+  } catch (const NvrtcError& error) {
+    EXPECT_NE(std::string(error.what()).find("(chmod go-w " + open.string() + ")"),
+              std::string::npos)
+        << error.what();
+  }
+  // Owner-only, the same link loads.
+  ::chmod(open.c_str(), 0755);
+  EXPECT_NO_THROW(Nvrtc::load(NvrtcCandidate{planted, "", "", "ARCHFIT_NVRTC"}));
+}
+
 TEST(NvrtcLoad, MissingFileAndMissingEntryPointsAreErrors) {
   EXPECT_THROW(Nvrtc::load(fs::path("/nonexistent/libnvrtc.so.13")), NvrtcError);
   // A real library that is not NVRTC: libarchfit.so.

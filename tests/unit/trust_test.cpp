@@ -21,6 +21,8 @@ namespace fs = std::filesystem;
 using archfit::env::OtherWriters;
 using archfit::env::trusted_path_variable;
 using archfit::env::untrusted_because;
+using archfit::env::untrusted_below;
+using archfit::env::untrusted_path_chain;
 
 namespace {
 
@@ -77,6 +79,81 @@ TEST_F(TrustTest, AMissingPathIsLeftToTheCaller) {
 
 // A plugin folder or library anyone can write to is never loaded: the host
 // rejects it with the reason and loads the others.
+// A kernel cache's v1/<shard>: each folder below the trusted root is judged,
+// and a symbolic link where archfit keeps a folder of its own is refused.
+TEST_F(TrustTest, FoldersBelowATrustedRootAreEachJudgedAndMayNotBeLinks) {
+  const fs::path shard = dir_ / "v1" / "ab";
+  fs::create_directories(shard);
+  ::chmod((dir_ / "v1").c_str(), 0700);
+  ::chmod(shard.c_str(), 0700);
+  EXPECT_EQ(untrusted_below(dir_, shard, "kernels"), "");
+  EXPECT_EQ(untrusted_below(dir_, dir_ / "v1" / "cd", "kernels"), "") << "not made yet";
+
+  ::chmod((dir_ / "v1").c_str(), 0777);
+  std::string why = untrusted_below(dir_, shard, "kernels");
+  EXPECT_EQ(why.rfind((dir_ / "v1").string() + ": it is writable by others (mode 0777)", 0), 0u)
+      << why;
+  ::chmod((dir_ / "v1").c_str(), 0700);
+  ::chmod(shard.c_str(), 0770);
+  EXPECT_NE(untrusted_below(dir_, shard, "kernels").find("writable by its group"),
+            std::string::npos);
+
+  fs::remove_all(shard);
+  fs::create_directories(dir_ / "elsewhere");
+  fs::create_directory_symlink(dir_ / "elsewhere", shard);
+  why = untrusted_below(dir_, shard, "kernels");
+  EXPECT_EQ(why, shard.string() +
+                     " is a symbolic link where archfit keeps a folder of its own, so someone "
+                     "replaced it; remove it (rm " +
+                     shard.string() + ")");
+}
+
+// ARCHFIT_NVRTC and the like: every folder on the file's real path counts,
+// except that a sticky shared folder (/tmp) stands for its owner only.
+TEST_F(TrustTest, AFileChosenFromOutsideIsJudgedAlongItsWholeRealPath) {
+  fs::create_directories(dir_ / "lib");
+  ::chmod((dir_ / "lib").c_str(), 0755);
+  std::ofstream(dir_ / "lib" / "libnvrtc.so.13") << "x";
+  ::chmod((dir_ / "lib" / "libnvrtc.so.13").c_str(), 0644);
+  EXPECT_EQ(untrusted_path_chain(dir_ / "lib" / "libnvrtc.so.13", "libraries"), "")
+      << "under " << fs::temp_directory_path() << " (sticky), in folders of this user";
+
+  ::chmod((dir_ / "lib").c_str(), 0777);
+  std::string why = untrusted_path_chain(dir_ / "lib" / "libnvrtc.so.13", "libraries");
+  EXPECT_EQ(why.rfind((dir_ / "lib").string() + ": it is writable by others (mode 0777)", 0), 0u)
+      << why;
+  // Reached through a link, the real path is judged too.
+  fs::create_directory_symlink(dir_ / "lib", dir_ / "alias");
+  EXPECT_EQ(untrusted_path_chain(dir_ / "alias" / "libnvrtc.so.13", "libraries"), why);
+  // And a link to a sound file, in a folder anyone can write to, can be swapped.
+  ::chmod((dir_ / "lib").c_str(), 0755);
+  fs::create_directories(dir_ / "open");
+  ::chmod((dir_ / "open").c_str(), 0777);
+  fs::create_symlink(dir_ / "lib" / "libnvrtc.so.13", dir_ / "open" / "libnvrtc.so.13");
+  EXPECT_EQ(untrusted_path_chain(dir_ / "open" / "libnvrtc.so.13", "libraries")
+                .rfind((dir_ / "open").string() + ": it is writable by others", 0),
+            0u);
+  ::chmod((dir_ / "lib").c_str(), 0755);
+  ::chmod((dir_ / "lib" / "libnvrtc.so.13").c_str(), 0666);
+  // The file itself failing: the caller names it, so no prefix.
+  EXPECT_EQ(untrusted_path_chain(dir_ / "lib" / "libnvrtc.so.13", "libraries")
+                .rfind("it is writable by others (mode 0666)", 0),
+            0u);
+  EXPECT_EQ(untrusted_path_chain(dir_ / "lib" / "missing.so", "libraries"), "");
+}
+
+TEST_F(TrustTest, AFileInAnotherUsersFolderIsRefusedNamingTheFix) {
+  if (::geteuid() != 0) GTEST_SKIP() << "only root can give a folder to another user here";
+  fs::create_directories(dir_ / "theirs");
+  std::ofstream(dir_ / "theirs" / "libnvrtc.so.13") << "x";
+  ASSERT_EQ(::chown((dir_ / "theirs").c_str(), kNobody, kNobody), 0);
+  const std::string why = untrusted_path_chain(dir_ / "theirs" / "libnvrtc.so.13", "libraries");
+  EXPECT_EQ(
+      why.rfind((dir_ / "theirs").string() + ": it is owned by uid 65534, not by this user", 0), 0u)
+      << why;
+  EXPECT_NE(why.find("sudo chown 0 " + (dir_ / "theirs").string()), std::string::npos) << why;
+}
+
 TEST_F(TrustTest, PluginsInAnUnsafeFolderOrWithAnUnsafeLibraryAreRejected) {
   const fs::path good = fs::path(ARCHFIT_TEST_PLUGIN_DIR) / "good";
   const fs::path open_folder = dir_ / "open";

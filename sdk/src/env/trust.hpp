@@ -39,4 +39,26 @@ std::string untrusted_because(const std::filesystem::path& path, const struct st
 std::string untrusted_because(const std::filesystem::path& path, std::string_view what,
                               OtherWriters allowed = OtherWriters::none);
 
+// The folders below a root already trusted, such as a kernel cache's
+// v1/<shard>/ (issue 24: a shard made 0777, or replaced by a link to another
+// user's folder, was served from). Each folder from `root`'s child down to
+// `inside`, inclusive, that exists must be a real directory (no symbolic
+// link: archfit made these folders itself) that passes untrusted_because.
+// `inside` lies lexically under `root`. Returns why not, naming the folder
+// and the command that fixes it; "" when all pass.
+std::string untrusted_below(const std::filesystem::path& root, const std::filesystem::path& inside,
+                            std::string_view what, OtherWriters allowed = OtherWriters::none);
+
+// For a file chosen by a path from outside (ARCHFIT_NVRTC, CUDA_HOME,
+// LD_LIBRARY_PATH, a plugin manifest and its `library`): the file and every
+// folder from / down must pass untrusted_because, along the path as given
+// and along its real path, since whoever may write to any of them may swap
+// the file. A world-writable folder with the sticky bit (/tmp) passes: there
+// no one can replace another's entry, and the entry below it is judged in
+// turn. Returns why not, prefixed with the path that fails unless that is
+// `file` itself; "" when all pass, or when `file` does not exist (the caller
+// reports that its own way).
+std::string untrusted_path_chain(const std::filesystem::path& file, std::string_view what,
+                                 OtherWriters allowed = OtherWriters::group);
+
 }  // namespace archfit::env

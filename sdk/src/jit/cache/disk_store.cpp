@@ -92,6 +92,10 @@ std::string DiskStore::make_subdir(std::string_view key) const {
     if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
       return errno_text("cannot create", dir, errno);
   }
+  // One that was there already may be another's: nothing is written,
+  // locked or removed through it.
+  if (auto untrusted = env::untrusted_below(root_, subdir(key), "kernels"); !untrusted.empty())
+    return "refusing to write there: " + untrusted;
   return "";
 }
 
@@ -111,6 +115,11 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
     read.problem = std::move(problem);
     return std::move(read);
   };
+  // The folders above the entry too (issue 24): a shard made 0777, or
+  // swapped for a link to another user's folder, is not read from.
+  if (auto untrusted = env::untrusted_below(root_, path.parent_path(), "kernels");
+      !untrusted.empty())
+    return bad("not trusted: " + untrusted);
   const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
   if (file.fd < 0) {
     if (errno == ENOENT) return read;
@@ -194,7 +203,13 @@ std::string DiskStore::write(std::string_view key, std::span<const std::byte> pa
   return errno_text("cannot write", target, cause);
 }
 
+void DiskStore::discard(std::string_view key) const {
+  if (!env::untrusted_below(root_, subdir(key), "kernels").empty()) return;
+  ::unlink(entry_path(key).c_str());
+}
+
 bool DiskStore::remove(std::string_view key) const {
+  if (!env::untrusted_below(root_, subdir(key), "kernels").empty()) return false;
   auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
   if (!lock) return false;
   ::unlink(entry_path(key).c_str());
@@ -205,8 +220,12 @@ bool DiskStore::remove(std::string_view key) const {
 DiskStore::Listing DiskStore::list(EntryCheck check) const {
   Listing listing;
   std::error_code error;
+  // A shard that fails the trust rule is not listed: its entries would be
+  // served, touched or evicted through it.
+  if (!env::untrusted_below(root_, entries_root_, "kernels").empty()) return listing;
   for (fs::directory_iterator sub(entries_root_, error), end; !error && sub != end;
        sub.increment(error)) {
+    if (!env::untrusted_below(root_, sub->path(), "kernels").empty()) continue;
     std::error_code inner;
     for (fs::directory_iterator file(sub->path(), inner); !inner && file != end;
          file.increment(inner)) {

@@ -62,6 +62,9 @@ class DiskStore {
   std::string write(std::string_view key, std::span<const std::byte> payload) const;
   // Removes `key`'s entry and lock file unless a builder holds its lock.
   bool remove(std::string_view key) const;
+  // Removes `key`'s entry, found bad, under the lock the caller holds; not
+  // through a folder that fails the trust rule, which may be another's.
+  void discard(std::string_view key) const;
 
   // Every entry, checked as far as `check` says.
   std::vector<CacheEntry> entries(EntryCheck check) const;

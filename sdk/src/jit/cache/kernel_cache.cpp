@@ -158,8 +158,7 @@ std::optional<std::vector<std::byte>> KernelCache::read_primary_locked(
   if (read.status == DiskStore::Read::Status::bad) {
     ++discarded_;
     const fs::path path = primary_->entry_path(key);
-    std::error_code ignored;
-    fs::remove(path, ignored);
+    primary_->discard(key);
     warn("kernel cache: discarded " + path.string() + ": " + read.problem + "; it will be rebuilt");
   }
   return std::nullopt;

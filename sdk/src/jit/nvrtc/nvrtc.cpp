@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cuda_headers.hpp"
+#include "env/trust.hpp"
 
 namespace archfit::jit {
 
@@ -240,6 +241,15 @@ Nvrtc Nvrtc::load(const NvrtcCandidate& candidate) {
   std::error_code error;
   if (!fs::exists(path, error))
     throw NvrtcError(path.string() + " could not be loaded: no such file.");
+  // A library an environment variable points at may sit in a folder anyone
+  // can write to, or in another user's (issue 24): judged like a plugin's,
+  // along its whole real path. A site-packages wheel is the environment's own.
+  if (candidate.origin == "ARCHFIT_NVRTC" || candidate.origin == "CUDA_HOME" ||
+      candidate.origin == "LD_LIBRARY_PATH") {
+    if (auto untrusted = env::untrusted_path_chain(path, "libraries"); !untrusted.empty())
+      throw NvrtcError(path.string() + " (from " + candidate.origin +
+                       ") is not loaded: " + untrusted + ".");
+  }
   try {
     // rtld_local: archfit's NVRTC never shadows a host's (PyTorch's) copy.
     impl->library.load(fs::absolute(path, error),
