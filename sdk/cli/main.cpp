@@ -1,10 +1,13 @@
 // The `archfit` command: parses the command line and hands off to one
 // subcommand. Exit codes: 0 success, 1 the inputs have problems, 2 archfit
 // itself could not run.
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
 #include <exception>
+#include <iostream>
 
 #include "archfit/archfit.h"
 #include "cache_command.hpp"
@@ -14,6 +17,7 @@
 #include "jit_command.hpp"
 #include "plugins_command.hpp"
 #include "scan_command.hpp"
+#include "terminal_safe_output.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"archfit — finds the CUDA code your GPU cannot run, before it fails"};
@@ -41,6 +45,9 @@ int main(int argc, char** argv) {
     const int code = app.exit(error);
     return code == 0 ? 0 : 2;
   }
+  // Names read from files reach the terminal escaped (terminal_safe_output.hpp);
+  // colours are archfit's own only where stdout is a terminal.
+  const archfit::cli::TerminalSafeStream safe_stdout(std::cout, isatty(fileno(stdout)) != 0);
   try {
     if (app.got_subcommand("scan")) return scan.run();
     if (app.got_subcommand("check")) return check.run();

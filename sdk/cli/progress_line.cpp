@@ -36,16 +36,22 @@ void ProgressLine::update(const binary::ScanProgress& progress) {
   // Redraw a terminal line ten times a second; add a log line once a second.
   const auto every =
       mode_ == Mode::terminal ? std::chrono::milliseconds(100) : std::chrono::milliseconds(1000);
-  const bool last = progress.files_done == progress.files_total;
+  const bool last = !progress.walking && progress.files_done == progress.files_total;
   if (drawn_ && now - last_ < every && !last) return;
   last_ = now;
   const double seconds = std::chrono::duration<double>(now - start_).count();
   char elapsed[32];
   std::snprintf(elapsed, sizeof elapsed, "%.1f s", seconds);
   if (mode_ == Mode::terminal) out_ << "\r\033[K";
-  out_ << "archfit: scanning " << progress.files_done << '/' << progress.files_total << " files, "
-       << gigabytes(progress.bytes_done) << " of " << gigabytes(progress.bytes_total) << " GB, "
-       << elapsed;
+  if (progress.walking) {
+    // Before anything is read: a walk of a big tree still shows it moves.
+    out_ << "archfit: walking " << progress.directories << " directories, " << progress.files_total
+         << " files to read so far, " << elapsed;
+  } else {
+    out_ << "archfit: scanning " << progress.files_done << '/' << progress.files_total << " files, "
+         << gigabytes(progress.bytes_done) << " of " << gigabytes(progress.bytes_total) << " GB, "
+         << elapsed;
+  }
   out_ << (mode_ == Mode::terminal ? "" : "\n") << std::flush;
   drawn_ = true;
 }

@@ -44,7 +44,7 @@ int ScanCommand::run() const {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (json_) {
-    std::cout << binary::scan_document(result.files)
+    std::cout << binary::scan_document(result.files, result.skipped)
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {

@@ -165,6 +165,8 @@ void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double ela
       static_cast<unsigned long long>(with_code), static_cast<unsigned long long>(containers),
       static_cast<unsigned long long>(total.images));
   out << style.bold(line) << '\n';
+  for (const auto& skipped : scan.skipped)
+    out << "not followed: " << skipped.path << ": " << skipped.reason << '\n';
   if (with_problems) out << style.red(std::to_string(with_problems) + " files with errors") << '\n';
   if (options.deep) out << disagreements << " payload disagreements or unreadable payloads\n";
 }

@@ -57,6 +57,25 @@ TEST(ProgressLine, ATerminalLineIsRedrawnInPlaceAndClearedAtTheEnd) {
   EXPECT_EQ(out.str().substr(out.str().size() - 4), "\r\033[K");
 }
 
+// A walk of a big tree (or one through /usr) finds nothing to read for
+// seconds: the line still moves, and says it is walking, not scanning 0/0.
+TEST(ProgressLine, AWalkThatHasFoundNothingYetStillReportsItsDirectories) {
+  std::ostringstream out;
+  ProgressLine line(ProgressLine::Mode::lines, out, 0ms);
+  ScanProgress walking;
+  walking.walking = true;
+  walking.directories = 4200;
+  walking.last = "/usr/share/doc";
+  line.update(walking);
+  EXPECT_EQ(out.str().rfind("archfit: walking 4200 directories, 0 files to read so far, ", 0), 0u)
+      << out.str();
+  // Walking with no files is not "the last update": a second one within the
+  // second is not printed.
+  walking.directories = 4300;
+  line.update(walking);
+  EXPECT_EQ(out.str().find("4300"), std::string::npos) << out.str();
+}
+
 TEST(ProgressLine, OffGivesNoCallbackSoTheScanSkipsTheWork) {
   std::ostringstream out;
   ProgressLine off(ProgressLine::Mode::off, out, 0ms);

@@ -1,5 +1,6 @@
 #include "scan_json.hpp"
 
+#include "path_bytes.hpp"
 #include "scan_error.hpp"
 
 namespace archfit::binary {
@@ -60,21 +61,29 @@ json to_json(const FileScan& scan) {
   for (const auto& problem : scan.problems) errors.push_back(problem.message);
   json images = json::array();
   for (const auto& image : scan.images) images.push_back(to_json(image));
-  return {
-      {"path", scan.path},
-      {"format", to_string(scan.format)},
-      {"size", scan.file_size},
-      {"containers", scan.containers},
-      {"error", scan.problems.empty() ? json(nullptr) : json(scan.problems.front().message)},
-      {"errors", std::move(errors)},
-      {"images", std::move(images)},
-  };
+  json out = json::object();
+  put_path(out, scan.path);
+  out["format"] = to_string(scan.format);
+  out["size"] = scan.file_size;
+  out["containers"] = scan.containers;
+  out["error"] = scan.problems.empty() ? json(nullptr) : json(scan.problems.front().message);
+  out["errors"] = std::move(errors);
+  out["images"] = std::move(images);
+  return out;
 }
 
-json scan_document(const std::vector<FileScan>& files) {
+json scan_document(const std::vector<FileScan>& files, const std::vector<SkippedPath>& skipped) {
   json list = json::array();
   for (const auto& scan : files) list.push_back(to_json(scan));
-  return {{"schema", kScanSchema}, {"files", std::move(list)}};
+  json not_followed = json::array();
+  for (const auto& path : skipped) {
+    json entry = json::object();
+    put_path(entry, path.path);
+    entry["reason"] = path.reason;
+    not_followed.push_back(std::move(entry));
+  }
+  return {
+      {"schema", kScanSchema}, {"files", std::move(list)}, {"skipped", std::move(not_followed)}};
 }
 
 }  // namespace archfit::binary

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "image.hpp"
+#include "tree_scan.hpp"
 
 namespace archfit::binary {
 
@@ -11,6 +12,8 @@ inline constexpr const char* kScanSchema = "archfit.scan/1";
 
 nlohmann::json to_json(const Image& image);
 nlohmann::json to_json(const FileScan& scan);
-nlohmann::json scan_document(const std::vector<FileScan>& files);
+// `skipped`: what the walk did not follow (tree_scan.hpp), as "skipped".
+nlohmann::json scan_document(const std::vector<FileScan>& files,
+                             const std::vector<SkippedPath>& skipped = {});
 
 }  // namespace archfit::binary

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
@@ -17,6 +18,7 @@
 #include "file_names.hpp"
 #include "file_scan.hpp"
 #include "parallel.hpp"
+#include "pseudo_filesystem.hpp"
 
 namespace archfit::binary {
 
@@ -39,7 +41,11 @@ FileStamp stamp_of(const struct stat& info) {
 struct Walker {
   FileList& out;
   const ReuseListing& reuse_listing;
+  const ProgressCallback& on_progress;
   std::set<FileId> seen;
+  // The real path of the directory named, which the walk never leaves
+  // (tree_scan.hpp); "" while no directory is being walked.
+  std::string root;
 
   void problem(const std::string& path, const std::string& message) {
     FileScan scan;
@@ -49,14 +55,38 @@ struct Walker {
     out.unreadable.push_back(std::move(scan));
   }
 
+  // Whether the directory `path` (a symbolic link) resolves inside `root`;
+  // one that does not is recorded as skipped.
+  bool stays_inside_root(const std::string& path) {
+    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+    if (!real) return false;  // gone or unreadable since listed: nothing to follow
+    const std::string_view target = real.get();
+    const bool inside =
+        root == "/" || target == root || (target.starts_with(root) && target[root.size()] == '/');
+    if (!inside) {
+      out.skipped.push_back(
+          {path, "a symbolic link to " + std::string(target) + ", outside " + root});
+    }
+    return inside;
+  }
+
   // Paths are plain strings here: a tree of 17,000 files would spend more
   // time parsing std::filesystem::path components than reading directories.
-  void visit(const std::string& path, std::string_view name, bool named) {
+  // `parent_device`: the file system of the directory listing `path`.
+  void visit(const std::string& path, std::string_view name, bool named, dev_t parent_device) {
     struct stat info {};
-    if (::stat(path.c_str(), &info) != 0) {
-      // A dangling symlink met inside a tree is not the user's question.
-      if (named) problem(path, "cannot read: " + std::string(std::strerror(errno)));
-      return;
+    if (named) {
+      if (::stat(path.c_str(), &info) != 0) {
+        problem(path, "cannot read: " + std::string(std::strerror(errno)));
+        return;
+      }
+    } else {
+      if (::lstat(path.c_str(), &info) != 0) return;  // gone since it was listed
+      if (S_ISLNK(info.st_mode)) {
+        // A dangling symlink met inside a tree is not the user's question.
+        if (::stat(path.c_str(), &info) != 0) return;
+        if (S_ISDIR(info.st_mode) && !stays_inside_root(path)) return;
+      }
     }
     if (!named && S_ISREG(info.st_mode) && never_device_code(name)) return;
     if (!seen.insert({info.st_dev, info.st_ino}).second) return;  // loop or alias
@@ -66,11 +96,31 @@ struct Walker {
       out.files.emplace_back(path);
       out.stamps.push_back(stamp_of(info));
     } else if (S_ISDIR(info.st_mode)) {
-      walk_directory(path, stamp_of(info));
+      // Asked where a file system may begin: once per mount, not per directory.
+      if (named || info.st_dev != parent_device) {
+        if (const std::string kind = pseudo_filesystem_of(path); !kind.empty()) {
+          const std::string why =
+              "on " + kind + ", a kernel pseudo-filesystem that holds no libraries";
+          if (named) {
+            problem(path, "not walked: it is " + why);
+          } else {
+            out.skipped.push_back({path, why});
+          }
+          return;
+        }
+      }
+      if (named) {
+        std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr),
+                                                         &std::free);
+        root = real ? real.get() : path;
+      }
+      walk_directory(path, stamp_of(info), info.st_dev);
     } else if (named) {
       out.files.emplace_back(path);  // scan_file says what it is
       out.stamps.push_back({});
     }
+    // Inside a tree, a FIFO, socket or device is passed over: none holds
+    // device code, and opening one can block or never end.
   }
 
   // readdir rather than std::filesystem: its d_type lets the thousands of
@@ -78,12 +128,13 @@ struct Walker {
   // stat each (a torch venv: 16,910 files, about 600 of them read). An
   // unchanged directory is not read at all when an earlier walk's listing
   // of it is offered (reuse_listing).
-  void walk_directory(const std::string& dir, const FileStamp& stamp) {
+  void walk_directory(const std::string& dir, const FileStamp& stamp, dev_t device) {
+    report_progress(dir);
     if (reuse_listing) {
       if (const std::vector<std::string>* names = reuse_listing(dir, stamp)) {
         ++out.listings_reused;
         out.directories.push_back({dir, stamp, *names});
-        visit_children(dir, *names);  // not directories.back(): the walk below appends
+        visit_children(dir, *names, device);  // not directories.back(): the walk below appends
         return;
       }
     }
@@ -123,18 +174,28 @@ struct Walker {
     if (complete) {
       out.directories.push_back({dir, stamp, names});  // a listing cut short is not kept
     }
-    visit_children(dir, names);
+    visit_children(dir, names, device);
   }
 
-  void visit_children(const std::string& dir, const std::vector<std::string>& names) {
+  void visit_children(const std::string& dir, const std::vector<std::string>& names, dev_t device) {
     std::string child_path = dir;
     if (!child_path.ends_with('/')) child_path += '/';
     const size_t base = child_path.size();
     for (const auto& name : names) {
       child_path.resize(base);
       child_path += name;
-      visit(child_path, name, false);
+      visit(child_path, name, false, device);
     }
+  }
+
+  void report_progress(const std::string& dir) {
+    if (!on_progress) return;
+    ScanProgress progress;
+    progress.walking = true;
+    progress.directories = out.directories.size() + 1;
+    progress.files_total = out.files.size() + out.wheels.size();
+    progress.last = dir;
+    on_progress(progress);
   }
 };
 
@@ -146,11 +207,12 @@ int64_t wall_clock_ns() {
 
 }  // namespace
 
-FileList list_files(const std::vector<fs::path>& paths, const ReuseListing& reuse_listing) {
+FileList list_files(const std::vector<fs::path>& paths, const ReuseListing& reuse_listing,
+                    const ProgressCallback& on_progress) {
   FileList list;
   list.started_ns = wall_clock_ns();
-  Walker walker{list, reuse_listing, {}};
-  for (const auto& path : paths) walker.visit(path.string(), path.filename().native(), true);
+  Walker walker{list, reuse_listing, on_progress, {}, {}};
+  for (const auto& path : paths) walker.visit(path.string(), path.filename().native(), true, 0);
   return list;
 }
 
@@ -200,7 +262,7 @@ class ProgressCounter {
 }  // namespace
 
 TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& options) {
-  FileList list = list_files(paths, options.reuse_listing);
+  FileList list = list_files(paths, options.reuse_listing, options.on_progress);
   std::vector<WorkItem> items;
   for (size_t i = 0; i < list.files.size(); ++i)
     items.push_back({list.stamps[i].size, &list.files[i], list.stamps[i], nullptr, {}});
@@ -275,6 +337,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   result.directories = std::move(list.directories);
   result.listings_reused = list.listings_reused;
   result.started_ns = list.started_ns;
+  result.skipped = std::move(list.skipped);
   for (auto& scan : list.unreadable) {
     result.files.push_back(std::move(scan));
     result.stamps.emplace_back();

@@ -46,6 +46,13 @@ struct DirListing {
 using ReuseListing =
     std::function<const std::vector<std::string>*(const std::string& dir, const FileStamp& stamp)>;
 
+// A path the walk did not follow, and why: a symbolic link to a directory
+// outside the directory named, or a pseudo-filesystem mounted inside it.
+struct SkippedPath {
+  std::string path;
+  std::string reason;  // "a symbolic link to /usr, outside /venv"
+};
+
 struct TreeScanOptions {
   ScanOptions scan;
   unsigned threads = 0;          // 0: one per hardware thread
@@ -65,18 +72,32 @@ struct TreeScan {
   size_t reused = 0;   // files whose earlier scan was reused, not read
   // Every directory walked, as listed or as an earlier listing said.
   std::vector<DirListing> directories;
-  size_t listings_reused = 0;  // directories not read, their listing reused
-  int64_t started_ns = 0;      // the wall-clock time the walk began
+  size_t listings_reused = 0;        // directories not read, their listing reused
+  int64_t started_ns = 0;            // the wall-clock time the walk began
+  std::vector<SkippedPath> skipped;  // in the order met
 };
 
 // The regular files under `paths`: files as given, directories walked
-// recursively through symlinks, each directory and each file visited once
-// (by device and inode), so symlink loops and aliases such as
-// libcublas.so -> libcublas.so.13 do not repeat work. A path that does not
-// exist or cannot be read becomes a FileScan with a problem. A wheel named as
-// a path is an archive to open; one met inside a tree is just a file (a pip
-// cache is not what the environment runs). Inside a tree, files whose names
-// say they never hold device code (never_device_code) are passed over.
+// recursively, each directory and each file visited once (by device and
+// inode), so symlink loops and aliases such as libcublas.so ->
+// libcublas.so.13 do not repeat work. A path that does not exist or cannot
+// be read becomes a FileScan with a problem. A wheel named as a path is an
+// archive to open; one met inside a tree is just a file (a pip cache is not
+// what the environment runs). Inside a tree, files whose names say they never
+// hold device code (never_device_code) are passed over, and so are FIFOs,
+// sockets and devices.
+//
+// A walk never leaves the directory it was given (issue 24):
+// - A symbolic link to a directory is followed only when the directory it
+//   resolves to lies inside the one named; one that leads out (to /, to
+//   another user's home) is listed in `skipped`. Scanning that directory
+//   means naming it.
+// - A symbolic link to a file is followed wherever it leads: that file is
+//   what the environment loads. Debian's python3-torch, for one, ships
+//   torch/lib/libc10.so as a link to /usr/lib/x86_64-linux-gnu/libc10.so.1.13.
+//   Reading a regular file is harmless; walking out of the tree is not.
+// - Pseudo-filesystems (/proc, /sys, cgroups; pseudo_filesystem.hpp) are not
+//   walked: named, they are a problem; mounted inside the tree, skipped.
 struct FileList {
   std::vector<std::filesystem::path> files;
   std::vector<FileStamp> stamps;  // of each file, from the walk's own stat
@@ -85,9 +106,13 @@ struct FileList {
   std::vector<DirListing> directories;  // in the order walked
   size_t listings_reused = 0;
   int64_t started_ns = 0;  // CLOCK_REALTIME when the walk began
+  std::vector<SkippedPath> skipped;
 };
+// `on_progress`, if given, hears of each directory listed (ScanProgress with
+// `walking` set).
 FileList list_files(const std::vector<std::filesystem::path>& paths,
-                    const ReuseListing& reuse_listing = {});
+                    const ReuseListing& reuse_listing = {},
+                    const ProgressCallback& on_progress = {});
 
 TreeScan scan_tree(const std::vector<std::filesystem::path>& paths,
                    const TreeScanOptions& options = {});

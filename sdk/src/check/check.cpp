@@ -323,6 +323,8 @@ CheckReport run_check(const CheckOptions& options) {
       };
     }
     scan = binary::scan_tree(roots, scan_options);
+    for (const auto& skipped : scan.skipped)
+      report.findings.push_back(skipped.path + ": not followed: " + skipped.reason);
     report.scan.files = scan.files.size();
     report.scan.reused = scan.reused;
     report.scan.directories = scan.directories.size();

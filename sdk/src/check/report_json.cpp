@@ -1,5 +1,6 @@
 #include "report_json.hpp"
 
+#include "binary/path_bytes.hpp"
 #include "util/text.hpp"
 
 namespace archfit::check {
@@ -43,21 +44,22 @@ json driver_answers_json(const std::vector<DriverAnswer>& answers) {
 json binary_json(const BinaryResult& binary) {
   const auto& j = binary.judgement;
   const bool unreached = binary.reach == Reach::unreached;
-  return {{"path", binary.path.string()},
-          {"verdict", compat::to_string(j.verdict)},
-          {"blocks", binary.reach == Reach::loaded && compat::is_failure(j.verdict)},
-          {"reach", to_string(binary.reach)},
-          {"reach_reason", binary.reach_reason},
-          {"machine", binary.elf_machine.empty() ? json(nullptr) : json(binary.elf_machine)},
-          {"chosen", j.chosen_arch.empty() ? json(nullptr) : json(j.chosen_arch)},
-          {"sass", j.sass},
-          {"ptx", j.ptx},
-          {"evidence", j.evidence},
-          {"assumes_driver", j.assumes_driver},
-          {"scan_incomplete", j.scan_incomplete},
-          {"driver", driver_answers_json(binary.driver)},
-          // Kept from the first schema: why the binary is never loaded.
-          {"not_loaded", unreached ? json(binary.reach_reason) : json(nullptr)}};
+  json out = {{"verdict", compat::to_string(j.verdict)},
+              {"blocks", binary.reach == Reach::loaded && compat::is_failure(j.verdict)},
+              {"reach", to_string(binary.reach)},
+              {"reach_reason", binary.reach_reason},
+              {"machine", binary.elf_machine.empty() ? json(nullptr) : json(binary.elf_machine)},
+              {"chosen", j.chosen_arch.empty() ? json(nullptr) : json(j.chosen_arch)},
+              {"sass", j.sass},
+              {"ptx", j.ptx},
+              {"evidence", j.evidence},
+              {"assumes_driver", j.assumes_driver},
+              {"scan_incomplete", j.scan_incomplete},
+              {"driver", driver_answers_json(binary.driver)},
+              // Kept from the first schema: why the binary is never loaded.
+              {"not_loaded", unreached ? json(binary.reach_reason) : json(nullptr)}};
+  ::archfit::binary::put_path(out, binary.path.native());  // and path_bytes where it is not UTF-8
+  return out;
 }
 
 json wheels_json(const std::vector<env::Wheel>& wheels) {

@@ -1,0 +1,122 @@
+// `archfit scan` and `archfit check` on trees built to mislead a walk or a
+// terminal (issue 24): a link to /, a pseudo-filesystem, names carrying
+// escape sequences and bytes that are not UTF-8.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "run_archfit.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures = ARCHFIT_FIXTURE_DIR;
+
+std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
+
+// What the coreutils `base64` makes of `bytes`: the test's own witness.
+std::string coreutils_base64(const std::string& bytes, const fs::path& scratch) {
+  std::ofstream(scratch, std::ios::binary) << bytes;
+  FILE* pipe = ::popen(("base64 -w0 " + quoted(scratch)).c_str(), "r");
+  std::string out;
+  std::array<char, 256> buffer{};
+  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), pipe)) > 0;)
+    out.append(buffer.data(), n);
+  ::pclose(pipe);
+  return out;
+}
+
+class CliWalk : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!fs::exists(kFixtures / "sm_86_sm_89.so")) GTEST_SKIP() << "nvcc fixtures are not built";
+    dir_ = fs::temp_directory_path() /
+           ("archfit_cli_walk_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "site" / "pkg");
+    fs::copy_file(kFixtures / "sm_86_sm_89.so", dir_ / "site" / "pkg" / "_C.so");
+  }
+  void TearDown() override {
+    if (!dir_.empty()) fs::remove_all(dir_);
+  }
+  fs::path dir_;
+};
+
+}  // namespace
+
+// Found in issue 24: killed after 60–120 s with no output.
+TEST_F(CliWalk, AScanOfAFolderWithALinkToRootEndsAndSaysWhatItDidNotFollow) {
+  fs::create_directory_symlink("/", dir_ / "site" / "pkg" / "everything");
+  const auto started = std::chrono::steady_clock::now();
+  const CommandResult text = run_archfit("scan " + quoted(dir_ / "site"));
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(),
+            10.0);
+  EXPECT_EQ(text.exit_code, 0) << text.out;
+  EXPECT_NE(text.out.find("1 files,"), std::string::npos) << text.out;
+  EXPECT_NE(
+      text.out.find("not followed: " + (dir_ / "site" / "pkg" / "everything").string() +
+                    ": a symbolic link to /, outside " + fs::canonical(dir_ / "site").string()),
+      std::string::npos)
+      << text.out;
+
+  const CommandResult json = run_archfit("scan --json --no-progress " + quoted(dir_ / "site"));
+  const auto document = nlohmann::json::parse(json.out);
+  EXPECT_EQ(document["files"].size(), 1u);
+  ASSERT_EQ(document["skipped"].size(), 1u);
+  EXPECT_EQ(document["skipped"][0]["path"], (dir_ / "site" / "pkg" / "everything").string());
+}
+
+// The same venv checked: the link is a note, its target is no component.
+TEST_F(CliWalk, ACheckOfSitePackagesWithALinkOutsideNotesItAndJudgesOnlyWhatIsInside) {
+  fs::create_directory_symlink("/usr/local/cuda", dir_ / "site" / "pkg" / "toolkit");
+  const CommandResult run =
+      run_archfit("check --json --no-plugins --gpu sm_86 --site-packages " + quoted(dir_ / "site"));
+  ASSERT_LE(run.exit_code, 1) << run.out;
+  const auto report = nlohmann::json::parse(run.out.substr(run.out.find('{')));
+  EXPECT_EQ(report["scan"]["files"], 1) << run.out;
+  bool noted = false;
+  for (const auto& finding : report["findings"])
+    noted = noted || finding.get<std::string>().find("toolkit: not followed: a symbolic link to") !=
+                         std::string::npos;
+  EXPECT_TRUE(noted) << report["findings"].dump();
+}
+
+TEST_F(CliWalk, ProcSelfIsRefusedNotWalked) {
+  if (!fs::exists("/proc/self/status")) GTEST_SKIP() << "no /proc here";
+  const CommandResult run = run_archfit("scan /proc/self");
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("not walked: it is on proc, a kernel pseudo-filesystem"),
+            std::string::npos)
+      << run.out;
+}
+
+// Found in issue 24: the escapes reached the terminal raw, and JSON put
+// U+FFFD where 0xff was, so the file could not be found again.
+TEST_F(CliWalk, NamesAreShownEscapedAndJsonCarriesTheirExactBytes) {
+  const std::string name = std::string("lib\x1b[2J\x1b]0;owned\x07\xff") + ".so";
+  fs::copy_file(kFixtures / "sm_86_sm_89.so", dir_ / "site" / name);
+  const CommandResult text = run_archfit("scan " + quoted(dir_ / "site"));
+  EXPECT_EQ(text.out.find('\x1b'), std::string::npos) << "a raw escape reached the terminal";
+  EXPECT_EQ(text.out.find('\x07'), std::string::npos);
+  EXPECT_NE(text.out.find("lib\\x1b[2J\\x1b]0;owned\\x07\\xff.so"), std::string::npos) << text.out;
+
+  const CommandResult json = run_archfit("scan --json --no-progress " + quoted(dir_ / "site"));
+  const auto document = nlohmann::json::parse(json.out);
+  const std::string full = (dir_ / "site" / name).string();
+  bool found = false;
+  for (const auto& file : document["files"]) {
+    if (!file.contains("path_bytes")) continue;
+    found = true;
+    EXPECT_EQ(file["path_bytes"], coreutils_base64(full, dir_ / "witness"));
+  }
+  EXPECT_TRUE(found) << json.out;
+}
