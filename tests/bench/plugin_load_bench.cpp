@@ -1,7 +1,8 @@
 // Discovering and loading 20 plugins (issue 7, "Speed": under 50 ms): the
 // twenty good plugins of tests/plugins (bench_1 … bench_20, each with its
 // manifest), found in their folder, each loaded with Boost.DLL, negotiated,
-// copied out and unloaded, in one process — as `archfit` and a host do.
+// copied out and unloaded in a child process of its own (plugin_sandbox.hpp)
+// — as `archfit` and a host do.
 //
 //   archfit_plugin_bench [--runs N]
 #include <algorithm>

@@ -2,14 +2,29 @@
 // it, over the purpose-built plugins of tests/plugins.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 
 #include "run_archfit.hpp"
 
 namespace {
 
 const std::string kPlugins = ARCHFIT_TEST_PLUGIN_DIR;
+// Plugins that crash, exit, hang or answer with text that is not JSON
+// (tests/plugins/faulty_plugin.c); the one that hangs is killed after 1 s.
+const std::string kFaulty = ARCHFIT_FAULTY_PLUGIN_DIR;
+const std::string kOneSecond = "ARCHFIT_PLUGIN_PATH= ARCHFIT_PLUGIN_TIMEOUT=1 ";
+// What `plugins list` and `check` say of each faulty plugin, after its manifest's name.
+const std::pair<const char*, const char*> kFaults[] = {
+    {"segv_on_load", "it crashed loading (signal 11, SIGSEGV)"},
+    {"abort_in_negotiate", "it crashed loading (signal 6, SIGABRT)"},
+    {"exit_in_probe", "it exited with status 3 while loading"},
+    {"loop_in_probe", "it did not finish loading within 1 s; killed"},
+    {"probe_not_json", "its probe returned \"{not json\", which is not JSON (byte 3)"},
+};
 
 }  // namespace
 
@@ -47,6 +62,65 @@ TEST(CliPlugins, OnlyGoodPluginsExitZero) {
   const auto none = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --path /no/such/dir");
   EXPECT_EQ(none.exit_code, 0) << none.out;
   EXPECT_EQ(none.out.find("/no/such/dir"), std::string::npos) << none.out;
+}
+
+// Issue 24 rows 5 and 6: the list survives plugins that crash, exit or hang,
+// names each with how it died, lists the good one, and exits 1 as for any
+// rejected plugin.
+TEST(CliPlugins, PluginsThatCrashExitOrHangAreNamedAndTheListSurvives) {
+  const auto result = run_archfit_with(
+      kOneSecond, "plugins list --path '" + kFaulty + "' --path '" + kPlugins + "/good'");
+  EXPECT_EQ(result.exit_code, 1) << result.out;
+  EXPECT_NE(result.out.find("loaded    good 1.2.3"), std::string::npos) << result.out;
+  for (const auto& [name, reason] : kFaults)
+    EXPECT_NE(result.out.find(std::string(name) + ".archfit-plugin.yaml: " + reason),
+              std::string::npos)
+        << name << "\n"
+        << result.out;
+}
+
+// `--json` stays JSON: a probe's text that is not JSON rejects its plugin,
+// and what the plugins write to stdout goes to stderr.
+TEST(CliPlugins, TheJsonListIsJsonWhateverThePluginsDoOrPrint) {
+  const auto result = run_archfit_apart(
+      kOneSecond, "plugins list --json --path '" + kFaulty + "' --path '" + kPlugins + "/good'");
+  EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
+  const auto json = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_TRUE(json.is_object()) << result.out;
+  // The good one loads; so may the build's own (imagegen_ops, torch_probe
+  // if it loads within the 1 s) from the install folder.
+  nlohmann::json good;
+  for (const auto& plugin : json["loaded"])
+    if (plugin["name"] == "good") good = plugin;
+  ASSERT_FALSE(good.is_null()) << result.out;
+  EXPECT_EQ(good["probe"]["answer"], 42);
+  std::map<std::string, std::string> reasons;  // manifest file name → reason
+  for (const auto& rejected : json["rejected"])
+    reasons[std::filesystem::path(rejected["path"].get<std::string>()).filename().string()] =
+        rejected["reason"].get<std::string>();
+  for (const auto& [name, reason] : kFaults)
+    EXPECT_EQ(reasons[std::string(name) + ".archfit-plugin.yaml"], reason) << name;
+  EXPECT_NE(result.err.find("faulty plugin segv_on_load writing to stdout"), std::string::npos)
+      << result.err;
+}
+
+// `check` loads plugins beside its scan (another thread): it survives them
+// too, and reports each as not loaded, saying how it died.
+TEST(CliPlugins, ACheckSurvivesPluginsThatCrashOrHangAndSaysHowEachDied) {
+  const auto result = run_archfit_apart(kOneSecond, "check --json --gpu sm_120 --site-packages '" +
+                                                        std::string(ARCHFIT_DEMO_SITE) +
+                                                        "' --plugin-path '" + kFaulty + "'");
+  ASSERT_EQ(result.exit_code, 1) << result.out
+                                 << result.err;  // the demo environment fails on sm_120
+  const auto report = nlohmann::json::parse(result.out, nullptr, false);
+  ASSERT_TRUE(report.is_object()) << result.out;
+  std::string findings;
+  for (const auto& finding : report["findings"]) findings += finding.get<std::string>() + "\n";
+  for (const auto& [name, reason] : kFaults)
+    EXPECT_NE(findings.find(std::string(name) + ".archfit-plugin.yaml was not loaded: " + reason),
+              std::string::npos)
+        << name << "\n"
+        << findings;
 }
 
 // `archfit check --plugin-path` loads the plugins and shows their probes;

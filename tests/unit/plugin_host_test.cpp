@@ -1,13 +1,17 @@
 // plugin/: manifests read before loading, the ABI negotiated, each way a
 // plugin can be bad rejected with its path and reason while the others
-// load, and nothing of a plugin left mapped once it is loaded. The plugins
+// load, nothing of a plugin ever mapped in this process, and a plugin that
+// crashes, exits or hangs taking only its child process down. The plugins
 // are purpose-built (tests/plugins).
 #include "plugin/plugin_host.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "saved_env.hpp"
@@ -18,19 +22,27 @@ using namespace archfit::plugin;
 namespace {
 
 const fs::path kPlugins = ARCHFIT_TEST_PLUGIN_DIR;
+const fs::path kFaulty = ARCHFIT_FAULTY_PLUGIN_DIR;
 
-fs::path manifest(const std::string& name) {
-  return kPlugins / name / (name + kManifestSuffix);
+fs::path manifest(const std::string& name, const fs::path& dir = kPlugins) {
+  return dir / name / (name + kManifestSuffix);
 }
 
 // The reason load_plugin refuses `name` with; "" when it loads.
-std::string rejection(const fs::path& manifest_path, uint32_t low = 1, uint32_t high = 1) {
+std::string rejection(const fs::path& manifest_path, uint32_t low = 1, uint32_t high = 1,
+                      std::chrono::milliseconds time_limit = kDefaultPluginTimeLimit) {
   try {
-    load_plugin(manifest_path, low, high);
+    load_plugin(manifest_path, low, high, time_limit);
   } catch (const PluginError& error) {
     return error.what();
   }
   return "";
+}
+
+// True when this process has no child left, not even a zombie.
+bool no_children_left() {
+  errno = 0;
+  return ::waitpid(-1, nullptr, WNOHANG) == -1 && errno == ECHILD;
 }
 
 bool mapped(const fs::path& library) {
@@ -42,7 +54,8 @@ bool mapped(const fs::path& library) {
 
 class ScratchDir {
  public:
-  ScratchDir() : path_(fs::temp_directory_path() / ("archfit_plugins_" + std::to_string(::getpid()))) {
+  ScratchDir()
+      : path_(fs::temp_directory_path() / ("archfit_plugins_" + std::to_string(::getpid()))) {
     fs::remove_all(path_);
     fs::create_directories(path_);
   }
@@ -69,20 +82,23 @@ TEST(PluginHost, AGoodPluginIsNegotiatedCopiedAndUnloaded) {
   EXPECT_EQ(plugin.modules[0].entry_points, std::vector<std::string>{"scale"});
   EXPECT_NE(plugin.modules[0].source.find("__global__ void scale"), std::string::npos);
   EXPECT_EQ(plugin.probe_json, R"({"plugin": "good", "answer": 42})");
-  // Everything was copied: the library is no longer mapped.
+  // Everything was copied, in a child: this process never mapped the library.
   EXPECT_FALSE(mapped(plugin.manifest.library)) << plugin.manifest.library;
   // A host offering a range that holds 1 gets 1.
   EXPECT_EQ(load_plugin(manifest("good"), 1, 3).abi, 1u);
 }
 
 TEST(PluginHost, NegotiationThatFailsIsRejectedWithTheReason) {
-  EXPECT_NE(rejection(manifest("decline")).find("declined every plugin ABI this archfit speaks (1)"),
-            std::string::npos);
-  EXPECT_NE(rejection(manifest("far")).find("chose plugin ABI 7, outside the 1 this archfit offered"),
-            std::string::npos);
+  EXPECT_NE(
+      rejection(manifest("decline")).find("declined every plugin ABI this archfit speaks (1)"),
+      std::string::npos);
+  EXPECT_NE(
+      rejection(manifest("far")).find("chose plugin ABI 7, outside the 1 this archfit offered"),
+      std::string::npos);
   // The good plugin speaks only 1: a host offering 2–3 is declined.
-  EXPECT_NE(rejection(manifest("good"), 2, 3).find("its manifest says plugin ABI 1, this archfit "
-                                                   "speaks 2–3"),
+  EXPECT_NE(rejection(manifest("good"), 2, 3)
+                .find("its manifest says plugin ABI 1, this archfit "
+                      "speaks 2–3"),
             std::string::npos);
   // A manifest for ABIs this archfit does not speak is refused before loading.
   EXPECT_NE(rejection(manifest("future")).find("its manifest says plugin ABI 2–3"),
@@ -99,11 +115,13 @@ TEST(PluginHost, EachWayAPluginCanBeBrokenIsNamed) {
   EXPECT_NE(rejection(manifest("misnamed"))
                 .find("it reports the name \"someone_else\", its manifest says \"misnamed\""),
             std::string::npos);
-  EXPECT_NE(rejection(manifest("no_entries")).find("module 0 (no_entries.scale) names no entry "
-                                                   "points"),
+  EXPECT_NE(rejection(manifest("no_entries"))
+                .find("module 0 (no_entries.scale) names no entry "
+                      "points"),
             std::string::npos);
   const std::string corrupted = rejection(manifest("corrupted"));
-  EXPECT_NE(corrupted.find("libtest_corrupted.so cannot be loaded"), std::string::npos) << corrupted;
+  EXPECT_NE(corrupted.find("libtest_corrupted.so cannot be loaded"), std::string::npos)
+      << corrupted;
   // The loader's own words, not an errno.
   EXPECT_NE(corrupted.find("ELF"), std::string::npos) << corrupted;
 }
@@ -150,8 +168,8 @@ TEST(PluginHost, TheSearchLoadsWhatItCanAndRejectsTheRestWithPaths) {
   std::map<std::string, std::string> reasons;
   for (const auto& rejected : set.rejected)
     reasons[rejected.path.parent_path().filename().string()] = rejected.reason;
-  for (const char* bad : {"decline", "far", "misnamed", "no_entries", "throwing", "no_entry",
-                          "future", "corrupted"})
+  for (const char* bad :
+       {"decline", "far", "misnamed", "no_entries", "throwing", "no_entry", "future", "corrupted"})
     EXPECT_EQ(reasons.count(bad), 1u) << bad;
   EXPECT_EQ(set.rejected.size(), 8u);
   // The same directory given by the host too: searched once, nothing twice.
@@ -174,4 +192,74 @@ TEST(PluginHost, ASecondPluginOfTheSameNameIsRejectedNamingTheFirst) {
   EXPECT_NE(set.rejected[0].reason.find("already loaded from " + manifest("good").string()),
             std::string::npos)
       << set.rejected[0].reason;
+}
+
+// Row 5 of issue 24: a plugin that crashes, exits or hangs in its
+// constructor, its negotiation or its probe is rejected naming how, and
+// this process, which never loads it, carries on.
+TEST(PluginHostIsolation, APluginThatCrashesExitsOrHangsIsRejectedNamingHow) {
+  const std::chrono::seconds limit(1);
+  EXPECT_EQ(rejection(manifest("segv_on_load", kFaulty), 1, 1, limit),
+            "it crashed loading (signal 11, SIGSEGV)");
+  EXPECT_EQ(rejection(manifest("abort_in_negotiate", kFaulty), 1, 1, limit),
+            "it crashed loading (signal 6, SIGABRT)");
+  EXPECT_EQ(rejection(manifest("exit_in_probe", kFaulty), 1, 1, limit),
+            "it exited with status 3 while loading");
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(rejection(manifest("loop_in_probe", kFaulty), 1, 1, limit),
+            "it did not finish loading within 1 s; killed");
+  const auto waited = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(waited, limit);
+  EXPECT_LT(waited, limit * 3) << "killed at the limit, not long after";
+  EXPECT_TRUE(no_children_left()) << "every child is reaped, the killed one too";
+  EXPECT_FALSE(mapped(kFaulty / "segv_on_load" / "libtest_segv_on_load.so"));
+}
+
+// Row 6: a probe must answer with a JSON object (archfit_plugin.h).
+TEST(PluginHostIsolation, AProbeThatIsNotAJsonObjectRejectsThePlugin) {
+  EXPECT_EQ(rejection(manifest("probe_not_json", kFaulty)),
+            "its probe returned \"{not json\", which is not JSON (byte 3)");
+}
+
+TEST(PluginHostIsolation, TheOthersLoadOnUnderTheTimeLimitTheEnvironmentSets) {
+  archfit::testing::SavedEnv saved({kPluginTimeoutVariable});
+  ::setenv(kPluginTimeoutVariable, "1", 1);
+  PluginSearch search;
+  search.environment = search.install_dir = false;
+  search.paths = {kFaulty, kPlugins / "good"};
+  const PluginSet set = load_plugins(search);
+  ASSERT_EQ(set.loaded.size(), 1u);
+  EXPECT_EQ(set.loaded[0].name, "good");
+  EXPECT_EQ(set.loaded[0].probe_json, R"({"plugin": "good", "answer": 42})");
+  std::map<std::string, std::string> reasons;
+  for (const auto& rejected : set.rejected)
+    reasons[rejected.path.filename().string()] = rejected.reason;
+  EXPECT_EQ(reasons.size(), 5u);
+  EXPECT_EQ(reasons["loop_in_probe.archfit-plugin.yaml"],
+            "it did not finish loading within 1 s; killed");
+  EXPECT_EQ(reasons["segv_on_load.archfit-plugin.yaml"], "it crashed loading (signal 11, SIGSEGV)");
+  EXPECT_TRUE(no_children_left());
+}
+
+TEST(PluginHostIsolation, TheTimeLimitIsReadFromTheEnvironmentOrRefusedNamingIt) {
+  archfit::testing::SavedEnv saved({kPluginTimeoutVariable});
+  ::unsetenv(kPluginTimeoutVariable);
+  EXPECT_EQ(plugin_time_limit(), kDefaultPluginTimeLimit);
+  ::setenv(kPluginTimeoutVariable, "2.5", 1);
+  EXPECT_EQ(plugin_time_limit(), std::chrono::milliseconds(2500));
+  for (const char* bad : {"10s", "0", "-1", "nan", "1e9", " "}) {
+    ::setenv(kPluginTimeoutVariable, bad, 1);
+    EXPECT_THROW(plugin_time_limit(), PluginError) << bad;
+  }
+  // A bad value loads no plugin, each rejected saying why.
+  ::setenv(kPluginTimeoutVariable, "10s", 1);
+  PluginSearch search;
+  search.environment = search.install_dir = false;
+  search.paths = {kPlugins / "good"};
+  const PluginSet set = load_plugins(search);
+  EXPECT_TRUE(set.loaded.empty());
+  ASSERT_EQ(set.rejected.size(), 1u);
+  EXPECT_EQ(set.rejected[0].reason,
+            "not loaded: ARCHFIT_PLUGIN_TIMEOUT is \"10s\", not a number of seconds above 0 and "
+            "up to 86400 (such as 30 or 2.5)");
 }

@@ -18,6 +18,11 @@
  * while the library is loaded; the host copies what it keeps, so nothing a
  * plugin made outlives the plugin. The function must not throw.
  *
+ * The host loads the library, negotiates and calls the probe in a child
+ * process it forks for the purpose, within a time limit (20 s by default,
+ * ARCHFIT_PLUGIN_TIMEOUT in seconds), and never loads the library itself:
+ * a plugin that crashes, exits or hangs is rejected and the host carries on.
+ *
  * C99; the plugin needs archfit.h for archfit_module_desc, nothing else.
  */
 #ifndef ARCHFIT_ARCHFIT_PLUGIN_H
@@ -50,7 +55,8 @@ typedef struct archfit_plugin_info {
   size_t module_count;
   /* Optional: facts only this plugin can learn about the environment (a probe
    * plugin), as a JSON object, UTF-8, NUL-terminated; NULL when it has none.
-   * Called at most once per load, from the thread that loaded the plugin. */
+   * Any other text rejects the plugin. Called at most once per load, from
+   * the thread that loaded the plugin. */
   const char* (*probe)(void);
 } archfit_plugin_info;
 

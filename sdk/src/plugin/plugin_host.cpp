@@ -2,19 +2,24 @@
 
 #include <dlfcn.h>
 
-#include <boost/dll/shared_library.hpp>
 #include <algorithm>
+#include <boost/dll/shared_library.hpp>
+#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <system_error>
 
 #include "env/module_location.hpp"
 #include "env/trust.hpp"
 #include "jit/module_desc.hpp"
+#include "plugin_sandbox.hpp"
+#include "plugin_wire.hpp"
 
 #ifndef ARCHFIT_PLUGIN_INSTALL_SUBDIR
 #define ARCHFIT_PLUGIN_INSTALL_SUBDIR "lib/archfit/plugins"
@@ -25,6 +30,19 @@ namespace archfit::plugin {
 namespace fs = std::filesystem;
 
 namespace {
+
+// Why `text`, a probe's answer, is not a JSON object; "" when it is one.
+std::string not_a_json_object(const std::string& text) {
+  constexpr size_t kShown = 40;
+  const std::string shown = text.size() > kShown ? text.substr(0, kShown) + "…" : text;
+  try {
+    if (nlohmann::json::parse(text).is_object()) return "";
+    return "its probe returned \"" + shown + "\", which is JSON but not an object";
+  } catch (const nlohmann::json::parse_error& error) {
+    return "its probe returned \"" + shown + "\", which is not JSON (byte " +
+           std::to_string(error.byte) + ")";
+  }
+}
 
 std::string range(uint32_t low, uint32_t high) {
   return low == high ? std::to_string(low) : std::to_string(low) + "–" + std::to_string(high);
@@ -66,8 +84,12 @@ LoadedPlugin copy_info(const Manifest& manifest, uint32_t abi, const archfit_plu
       throw PluginError(which + " has neither source nor prebuilt images");
   }
   if (info.probe != nullptr) {
-    const char* json = info.probe();
-    if (json != nullptr) plugin.probe_json = json;
+    if (const char* text = info.probe(); text != nullptr) {
+      plugin.probe_json = text;
+      // archfit_plugin.h promises an object; a report printing it must stay JSON.
+      if (const std::string problem = not_a_json_object(plugin.probe_json); !problem.empty())
+        throw PluginError(problem);
+    }
   }
   return plugin;
 }
@@ -83,6 +105,45 @@ std::string loader_message(const fs::path& library, const std::string& fallback)
   }
   const char* message = ::dlerror();
   return message ? message : fallback;
+}
+
+// Loads the library, negotiates, copies everything out and unloads it: the
+// work of the child process load_plugin forks. Throws PluginError.
+LoadedPlugin load_in_this_process(const Manifest& manifest, uint32_t abi_min, uint32_t abi_max) {
+  boost::dll::shared_library library;
+  boost::dll::fs::error_code load_error;
+  library.load(manifest.library,
+               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, load_error);
+  if (load_error || !library.is_loaded())
+    throw PluginError("its library " + manifest.library.string() + " cannot be loaded: " +
+                      loader_message(manifest.library, load_error.message()));
+  if (!library.has(ARCHFIT_PLUGIN_NEGOTIATE))
+    throw PluginError("its library " + manifest.library.string() + " exports no " +
+                      ARCHFIT_PLUGIN_NEGOTIATE);
+  const auto negotiate = library.get<int(uint32_t, uint32_t, uint32_t*, archfit_plugin_info*)>(
+      ARCHFIT_PLUGIN_NEGOTIATE);
+
+  uint32_t abi = 0;
+  archfit_plugin_info info{};
+  LoadedPlugin plugin;
+  try {
+    if (!negotiate(abi_min, abi_max, &abi, &info))
+      throw PluginError("it declined every plugin ABI this archfit speaks (" +
+                        range(abi_min, abi_max) + ")");
+    if (abi < abi_min || abi > abi_max)
+      throw PluginError("it chose plugin ABI " + std::to_string(abi) + ", outside the " +
+                        range(abi_min, abi_max) + " this archfit offered");
+    plugin = copy_info(manifest, abi, info);
+  } catch (const PluginError&) {
+    throw;
+  } catch (const std::exception& thrown) {
+    // A C++ plugin that let an exception out of its C entry point (or its probe).
+    throw PluginError(std::string("it threw from its entry point: ") + thrown.what());
+  } catch (...) {
+    throw PluginError("it threw from its entry point (not a std::exception)");
+  }
+  library.unload();  // everything it offered has been copied
+  return plugin;
 }
 
 }  // namespace
@@ -116,10 +177,12 @@ std::vector<fs::path> find_manifests(const fs::path& dir) {
   std::vector<fs::path> manifests;
   const auto is_manifest = [](const fs::directory_entry& entry) {
     std::error_code error;
-    return entry.is_regular_file(error) && entry.path().filename().string().ends_with(kManifestSuffix);
+    return entry.is_regular_file(error) &&
+           entry.path().filename().string().ends_with(kManifestSuffix);
   };
   std::error_code error;
-  for (fs::directory_iterator entry(dir, error), end; !error && entry != end; entry.increment(error)) {
+  for (fs::directory_iterator entry(dir, error), end; !error && entry != end;
+       entry.increment(error)) {
     if (is_manifest(*entry)) {
       manifests.push_back(entry->path());
     } else if (std::error_code is_dir; entry->is_directory(is_dir)) {
@@ -133,7 +196,8 @@ std::vector<fs::path> find_manifests(const fs::path& dir) {
   return manifests;
 }
 
-LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32_t abi_max) {
+LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32_t abi_max,
+                         std::chrono::milliseconds time_limit) {
   const auto started = std::chrono::steady_clock::now();
   const Manifest manifest = read_manifest(manifest_path);
   // Before anything is loaded: the manifest already says which ABI it speaks.
@@ -145,63 +209,80 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
     throw PluginError("its library " + manifest.library.string() + " does not exist");
   // Code another user could have replaced is never loaded (env/trust.hpp).
   for (const fs::path& file : {manifest_path, manifest.library}) {
-    if (auto untrusted = env::untrusted_because(file, "plugins", env::OtherWriters::group); !untrusted.empty())
+    if (auto untrusted = env::untrusted_because(file, "plugins", env::OtherWriters::group);
+        !untrusted.empty())
       throw PluginError("refusing " + file.string() + ": " + untrusted);
   }
 
-  boost::dll::shared_library library;
-  boost::dll::fs::error_code load_error;
-  library.load(manifest.library,
-               boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, load_error);
-  if (load_error || !library.is_loaded())
-    throw PluginError("its library " + manifest.library.string() + " cannot be loaded: " +
-                      loader_message(manifest.library, load_error.message()));
-  if (!library.has(ARCHFIT_PLUGIN_NEGOTIATE))
-    throw PluginError("its library " + manifest.library.string() + " exports no " +
-                      ARCHFIT_PLUGIN_NEGOTIATE);
-  const auto negotiate = library.get<int(uint32_t, uint32_t, uint32_t*, archfit_plugin_info*)>(
-      ARCHFIT_PLUGIN_NEGOTIATE);
-
-  uint32_t abi = 0;
-  archfit_plugin_info info{};
-  int accepted = 0;
-  LoadedPlugin plugin;
-  try {
-    accepted = negotiate(abi_min, abi_max, &abi, &info);
-    if (!accepted)
-      throw PluginError("it declined every plugin ABI this archfit speaks (" +
-                        range(abi_min, abi_max) + ")");
-    if (abi < abi_min || abi > abi_max)
-      throw PluginError("it chose plugin ABI " + std::to_string(abi) + ", outside the " +
-                        range(abi_min, abi_max) + " this archfit offered");
-    plugin = copy_info(manifest, abi, info);
-  } catch (const PluginError&) {
-    throw;
-  } catch (const std::exception& thrown) {
-    // A C++ plugin that let an exception out of its C entry point (or its probe).
-    throw PluginError(std::string("it threw from its entry point: ") + thrown.what());
-  } catch (...) {
-    throw PluginError("it threw from its entry point (not a std::exception)");
+  // The library is loaded only in a child process (plugin_sandbox.hpp):
+  // whatever its constructors, negotiation or probe do — crash, exit, hang —
+  // ends that child, never this process, which never maps the library.
+  ChildLimits limits;
+  limits.time_limit = time_limit;
+  limits.max_bytes = kPluginAnswerLimit;
+  const ChildOutcome outcome = run_in_child(
+      [&] {
+        try {
+          return encode_loaded(load_in_this_process(manifest, abi_min, abi_max));
+        } catch (const PluginError& refused) {
+          return encode_refusal(refused.what());
+        } catch (const std::exception& error) {  // an allocation, the file system
+          return encode_refusal(std::string("it could not be loaded: ") + error.what());
+        }
+      },
+      limits);
+  if (const std::string failure = describe_failure(outcome, limits, "loading"); !failure.empty()) {
+    // A host that ignores SIGCHLD hides how the child ended; its answer, if
+    // whole, still says what happened.
+    if (outcome.ending != ChildOutcome::Ending::vanished || outcome.output.empty())
+      throw PluginError(failure);
   }
-  library.unload();  // everything it offered has been copied
+  LoadedPlugin plugin = decode_answer(outcome.output, manifest);
   plugin.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
   return plugin;
 }
 
+std::chrono::milliseconds plugin_time_limit() {
+  const char* value = std::getenv(kPluginTimeoutVariable);
+  if (value == nullptr || *value == '\0') return kDefaultPluginTimeLimit;
+  char* end = nullptr;
+  errno = 0;
+  const double seconds = std::strtod(value, &end);
+  // Up to a day: a longer limit is no limit, and would overflow the clock.
+  if (errno != 0 || end == value || *end != '\0' || !(seconds > 0) || seconds > 86'400)
+    throw PluginError(std::string(kPluginTimeoutVariable) + " is \"" + value +
+                      "\", not a number of seconds above 0 and up to 86400 (such as 30 or 2.5)");
+  return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
+}
+
 PluginSet load_plugins(const PluginSearch& search) {
   PluginSet set;
+  // A bad ARCHFIT_PLUGIN_TIMEOUT refuses every plugin, saying why: loading
+  // them under a limit the user did not choose would hide the mistake.
+  std::chrono::milliseconds time_limit{0};
+  std::string bad_time_limit;
+  try {
+    time_limit = search.time_limit ? *search.time_limit : plugin_time_limit();
+  } catch (const PluginError& error) {
+    bad_time_limit = error.what();
+  }
   std::map<std::string, fs::path> names;  // name → where the loaded one came from
   for (const auto& dir : plugin_directories(search)) {
     // A folder someone else can write to could hold anything: not searched.
-    if (auto untrusted = env::untrusted_because(dir, "plugins", env::OtherWriters::group); !untrusted.empty()) {
+    if (auto untrusted = env::untrusted_because(dir, "plugins", env::OtherWriters::group);
+        !untrusted.empty()) {
       set.rejected.push_back({dir, "refusing the folder: " + untrusted});
       continue;
     }
     set.searched.push_back(dir);
     for (const auto& manifest : find_manifests(dir)) {
+      if (!bad_time_limit.empty()) {
+        set.rejected.push_back({manifest, "not loaded: " + bad_time_limit});
+        continue;
+      }
       try {
-        LoadedPlugin plugin = load_plugin(manifest, search.abi_min, search.abi_max);
+        LoadedPlugin plugin = load_plugin(manifest, search.abi_min, search.abi_max, time_limit);
         if (const auto seen = names.find(plugin.name); seen != names.end()) {
           set.rejected.push_back({manifest, "a plugin named \"" + plugin.name +
                                                 "\" is already loaded from " +

@@ -1,11 +1,16 @@
 #pragma once
 // Finding and loading plugins (archfit_plugin.h): manifests in the search
-// path, each library loaded with Boost.DLL (rtld_now | rtld_local), the ABI
-// negotiated, everything it offers copied out, and the library unloaded
-// again — nothing a plugin made outlives it. A plugin that cannot be used
-// is rejected with its path and the reason, and the others load on.
+// path, read and trust-checked here; then, in a short-lived child process
+// (plugin_sandbox.hpp), each library loaded with Boost.DLL (rtld_now |
+// rtld_local), the ABI negotiated, everything it offers (and its probe's
+// answer) copied out and sent back. This process never loads a plugin, so
+// nothing a plugin does — crash, exit, hang, leave threads or state behind —
+// reaches it. A plugin that cannot be used is rejected with its path and
+// the reason, and the others load on.
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +20,14 @@
 
 namespace archfit::plugin {
 
+// How long a plugin's child may take to load, negotiate and probe before it
+// is killed, unless ARCHFIT_PLUGIN_TIMEOUT (seconds) says otherwise.
+inline constexpr std::chrono::milliseconds kDefaultPluginTimeLimit{20'000};
+inline constexpr const char* kPluginTimeoutVariable = "ARCHFIT_PLUGIN_TIMEOUT";
+// The most a plugin's child may send back (its modules' sources and images,
+// its probe's answer); one that sends more is killed and rejected.
+inline constexpr size_t kPluginAnswerLimit = size_t{64} << 20;
+
 struct LoadedPlugin {
   Manifest manifest;
   uint32_t abi = 0;  // the version negotiated
@@ -23,7 +36,7 @@ struct LoadedPlugin {
   std::string description;
   std::vector<jit::KernelModuleSpec> modules;  // copies of what it offered
   std::string probe_json;                      // its probe's JSON object; "" without one
-  double milliseconds = 0;                     // loading, negotiating, copying, unloading
+  double milliseconds = 0;  // the child forked, loading, negotiating, copying, sending; reaped
 };
 
 struct RejectedPlugin {
@@ -38,12 +51,19 @@ struct PluginSet {
 };
 
 struct PluginSearch {
-  std::vector<std::filesystem::path> paths;  // the host's own, searched first
-  bool environment = true;                   // then ARCHFIT_PLUGIN_PATH (':'-separated)
-  bool install_dir = true;                   // then <prefix>/lib/archfit/plugins
+  std::vector<std::filesystem::path> paths;   // the host's own, searched first
+  bool environment = true;                    // then ARCHFIT_PLUGIN_PATH (':'-separated)
+  bool install_dir = true;                    // then <prefix>/lib/archfit/plugins
   uint32_t abi_min = ARCHFIT_PLUGIN_ABI_MIN;  // the versions this host speaks
   uint32_t abi_max = ARCHFIT_PLUGIN_ABI_MAX;
+  // Each plugin's time limit; unset: plugin_time_limit().
+  std::optional<std::chrono::milliseconds> time_limit;
 };
+
+// ARCHFIT_PLUGIN_TIMEOUT (seconds, such as 30 or 2.5), or
+// kDefaultPluginTimeLimit when it is unset or empty; throws PluginError
+// naming the variable and its value when that is not such a number.
+std::chrono::milliseconds plugin_time_limit();
 
 // The directories `search` names that exist, each once.
 std::vector<std::filesystem::path> plugin_directories(const PluginSearch& search);
@@ -52,9 +72,11 @@ std::vector<std::filesystem::path> plugin_directories(const PluginSearch& search
 // sorted by path.
 std::vector<std::filesystem::path> find_manifests(const std::filesystem::path& dir);
 
-// Loads one plugin from its manifest; throws PluginError with the reason.
-LoadedPlugin load_plugin(const std::filesystem::path& manifest, uint32_t abi_min,
-                         uint32_t abi_max);
+// Loads one plugin from its manifest in a child process that gets
+// `time_limit`; throws PluginError with the reason, which for a child that
+// died names how ("it crashed loading (signal 11, SIGSEGV)").
+LoadedPlugin load_plugin(const std::filesystem::path& manifest, uint32_t abi_min, uint32_t abi_max,
+                         std::chrono::milliseconds time_limit = kDefaultPluginTimeLimit);
 
 // Every plugin in the search path; a second plugin of a name already loaded
 // is rejected. Never throws for a bad plugin.

@@ -4,6 +4,18 @@ namespace archfit::plugin {
 
 using nlohmann::json;
 
+namespace {
+
+// The probe's object; null without one. The host rejects a plugin whose
+// probe is not an object (plugin_host.cpp), so null here is only a guard:
+// a value that failed to parse would print as text that is not JSON.
+json probe_object(const std::string& text) {
+  json value = json::parse(text, nullptr, false);
+  return value.is_object() ? value : json(nullptr);
+}
+
+}  // namespace
+
 nlohmann::json plugin_set_json(const PluginSet& set) {
   json loaded = json::array();
   for (const auto& plugin : set.loaded) {
@@ -20,9 +32,7 @@ nlohmann::json plugin_set_json(const PluginSet& set) {
                       {"manifest", plugin.manifest.path.string()},
                       {"library", plugin.manifest.library.string()},
                       {"modules", modules},
-                      {"probe", plugin.probe_json.empty()
-                                    ? json(nullptr)
-                                    : json::parse(plugin.probe_json, nullptr, false)},
+                      {"probe", probe_object(plugin.probe_json)},
                       {"milliseconds", plugin.milliseconds}});
   }
   json rejected = json::array();

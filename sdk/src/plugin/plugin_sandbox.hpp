@@ -1,0 +1,64 @@
+#pragma once
+// Running code that may crash, exit or hang in a short-lived child process:
+// fork() (no exec, so there is no helper executable to install), run the
+// work there, read the bytes it returns over a pipe within a time limit and
+// a byte cap, and reap the child however it ends. The plugin host loads
+// each plugin this way (plugin_host.cpp), so a plugin that dies or loops
+// takes only its child down.
+//
+// fork() in a multithreaded host (ComfyUI's Python, `archfit check`'s
+// scanning threads) copies only the calling thread: a lock another thread
+// held at that moment stays held in the child. The child calls only what
+// the work needs (the dynamic loader, the plugin, malloc, which glibc
+// re-initialises after fork); should one of them still wait on such a lock,
+// the time limit kills the child and the work is reported as having hung.
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace archfit::plugin {
+
+struct ChildLimits {
+  std::chrono::milliseconds time_limit{10'000};  // from fork to the child reaped
+  size_t max_bytes = size_t{64} << 20;           // what the child may send back
+};
+
+// How the child ended, and what it sent before it did.
+struct ChildOutcome {
+  enum class Ending {
+    exited,         // exit_status holds its status (0: the work returned)
+    signalled,      // signal holds the signal that ended it
+    timed_out,      // killed at the time limit
+    sent_too_much,  // killed on passing max_bytes
+    vanished,       // not reapable (the host ignores SIGCHLD): the status is unknown
+  };
+  Ending ending = Ending::exited;
+  int exit_status = 0;
+  int signal = 0;
+  std::vector<uint8_t> output;  // everything it wrote before it ended
+};
+
+// Forks; the child runs `work` with stdin on /dev/null and stdout on stderr
+// (nothing it prints can mix into the host's own stdout, a `--json` report),
+// writes what `work` returns to the pipe and _exit(0)s: it never returns
+// into the host's code, nor runs its atexit handlers or static destructors.
+// A `work` that throws ends the child with status kWorkThrew. Never leaves a
+// zombie. Throws std::system_error only when the pipe or the fork cannot be
+// made (no child to blame).
+ChildOutcome run_in_child(const std::function<std::vector<uint8_t>()>& work,
+                          const ChildLimits& limits);
+
+inline constexpr int kWorkThrew = 125;
+
+// Why a child that did not exit 0 failed, a sentence about what it was
+// `doing` ("loading"): "it crashed loading (signal 11, SIGSEGV)", "it exited
+// with status 3 while loading", "it did not finish loading within 10 s;
+// killed". "" for a child that exited 0.
+std::string describe_failure(const ChildOutcome& outcome, const ChildLimits& limits,
+                             std::string_view doing);
+
+}  // namespace archfit::plugin

@@ -1,0 +1,60 @@
+/*
+ * Plugins that take their process down, for the tests of loading plugins in
+ * a child process (tests/unit/plugin_host_test.cpp, tests/cli/cli_plugins_test.cpp):
+ * each is a build of this source with PLUGIN_FAULT set
+ * (tests/plugins/CMakeLists.txt).
+ *   segv_on_load          a segmentation fault in its constructor, before any entry point
+ *   abort_in_negotiate    abort() in its negotiation entry point
+ *   exit_in_probe         _exit(3) in its probe
+ *   loop_in_probe         a probe that never returns
+ *   probe_not_json        a probe that returns "{not json"
+ * Each writes a line to stdout when loaded: it must not reach the host's stdout.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "archfit/archfit_plugin.h"
+
+#define FAULT_SEGV_ON_LOAD 1
+#define FAULT_ABORT_IN_NEGOTIATE 2
+#define FAULT_EXIT_IN_PROBE 3
+#define FAULT_LOOP_IN_PROBE 4
+#define FAULT_PROBE_NOT_JSON 5
+
+__attribute__((constructor)) static void on_load(void) {
+  static const char kLine[] = "faulty plugin " PLUGIN_NAME " writing to stdout\n";
+  (void)!write(STDOUT_FILENO, kLine, sizeof kLine - 1);
+  if (PLUGIN_FAULT == FAULT_SEGV_ON_LOAD) {
+    /* An address no process maps, read at run time so that no compiler (nor
+     * UBSan's null check) sees it coming: a real SIGSEGV. */
+    volatile uintptr_t address = 16;
+    *(volatile int*)address = 1;
+  }
+}
+
+static const char* probe(void) {
+  if (PLUGIN_FAULT == FAULT_EXIT_IN_PROBE) _exit(3);
+  if (PLUGIN_FAULT == FAULT_LOOP_IN_PROBE) {
+    for (volatile int spinning = 1; spinning;) {
+    }
+  }
+  if (PLUGIN_FAULT == FAULT_PROBE_NOT_JSON) return "{not json";
+  return "{}";
+}
+
+ARCHFIT_PLUGIN_EXPORT int archfit_plugin_negotiate(uint32_t host_min, uint32_t host_max,
+                                                   uint32_t* out_abi,
+                                                   archfit_plugin_info* out_info) {
+  if (PLUGIN_FAULT == FAULT_ABORT_IN_NEGOTIATE) abort();
+  if (host_min > 1 || host_max < 1) return 0;
+  memset(out_info, 0, sizeof *out_info);
+  out_info->struct_size = sizeof *out_info;
+  out_info->name = PLUGIN_NAME;
+  out_info->version = "0.0.1";
+  out_info->description = "a plugin that takes its process down";
+  out_info->probe = probe;
+  *out_abi = 1;
+  return 1;
+}
