@@ -187,6 +187,48 @@ TEST_F(TrustTest, PluginsInAnUnsafeFolderOrWithAnUnsafeLibraryAreRejected) {
 // is made setuid to another user (root can do that here; elsewhere skipped).
 TEST_F(TrustTest, ASetuidProcessIgnoresThePluginPathFromItsEnvironment) {
   if (::geteuid() != 0) GTEST_SKIP() << "making a setuid helper needs root";
+// Found in issue 24: the search folder was judged, but not the plugin's own
+// subfolder, nor the folder its manifest's `library: ../../x.so` leads to.
+TEST_F(TrustTest, APluginWhoseSubfolderOrLibraryFolderAnyoneCanWriteToIsRejected) {
+  const fs::path good = fs::path(ARCHFIT_TEST_PLUGIN_DIR) / "good";
+  const fs::path plugins = dir_ / "plugins";
+  fs::create_directories(plugins / "good");
+  for (const auto& file : fs::directory_iterator(good))
+    fs::copy_file(file.path(), plugins / "good" / file.path().filename());
+  ::chmod((plugins / "good").c_str(), 0777);
+
+  const fs::path elsewhere = dir_ / "plugins2";
+  const fs::path open = dir_ / "open";
+  fs::create_directories(elsewhere / "far");
+  fs::create_directories(open);
+  ::chmod(open.c_str(), 0777);
+  fs::copy_file(good / "libtest_good.so", open / "libtest_good.so");
+  std::ofstream(elsewhere / "far" / "good.archfit-plugin.yaml")
+      << "schema: archfit.plugin/1\nname: good\nlibrary: ../../open/libtest_good.so\nabi: 1\n";
+
+  archfit::plugin::PluginSearch search;
+  search.paths = {plugins, elsewhere};
+  search.environment = false;
+  search.install_dir = false;
+  const auto set = archfit::plugin::load_plugins(search);
+  EXPECT_TRUE(set.loaded.empty());
+  ASSERT_EQ(set.rejected.size(), 2u);
+  EXPECT_NE(set.rejected[0].reason.find((plugins / "good").string() +
+                                        ": it is writable by others (mode 0777)"),
+            std::string::npos)
+      << set.rejected[0].reason;
+  EXPECT_NE(set.rejected[1].reason.find(open.string() + ": it is writable by others (mode 0777)"),
+            std::string::npos)
+      << set.rejected[1].reason;
+  // Made owner-only, both load.
+  ::chmod((plugins / "good").c_str(), 0755);
+  ::chmod(open.c_str(), 0755);
+  search.paths = {plugins};
+  EXPECT_EQ(archfit::plugin::load_plugins(search).loaded.size(), 1u);
+  search.paths = {elsewhere};
+  EXPECT_EQ(archfit::plugin::load_plugins(search).loaded.size(), 1u);
+}
+
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
   // A setuid process cannot read its own /proc/self/environ, so ASan never

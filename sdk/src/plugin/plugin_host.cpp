@@ -209,7 +209,7 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
     throw PluginError("its library " + manifest.library.string() + " does not exist");
   // Code another user could have replaced is never loaded (env/trust.hpp).
   for (const fs::path& file : {manifest_path, manifest.library}) {
-    if (auto untrusted = env::untrusted_because(file, "plugins", env::OtherWriters::group);
+    if (auto untrusted = env::untrusted_path_chain(file, "plugins", env::OtherWriters::group);
         !untrusted.empty())
       throw PluginError("refusing " + file.string() + ": " + untrusted);
   }
