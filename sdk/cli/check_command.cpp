@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "archive_limits_variables.hpp"
 #include "check/check.hpp"
 #include "check/plan.hpp"
 #include "check/report_json.hpp"
@@ -108,6 +109,7 @@ int CheckCommand::run() const {
         options.paths.empty())
       choose_environment(options);
     options.confirm = confirm_;
+    options.archive_limits = archive_limits_from_environment(std::cerr);
     if (!no_index_) {
       std::string why;  // no cache directory: every file is read, as with --no-index
       options.scan_index_dir = jit::cache_dir_from_environment(why);

@@ -164,7 +164,10 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
   out << '\n';
 
   for (const auto& stack : report.stacks) print_stack(out, stack, report, paint);
-  if (report.stacks.empty()) out << "no CUDA device code found in what was checked\n";
+  if (report.stacks.empty()) {
+    out << "no CUDA device code found in what was "
+        << (report.unread.empty() ? "checked" : "read (see the notes for what was not)") << '\n';
+  }
 
   if (details) {
     out << "\ncomponents:\n";

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "archive_limits_variables.hpp"
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
 #include "progress_line.hpp"
@@ -32,6 +33,7 @@ int ScanCommand::run() const {
   binary::TreeScanOptions options;
   options.scan.deep = deep_;
   options.threads = threads_;
+  options.archive_limits = archive_limits_from_environment(std::cerr);
 
   const auto start = std::chrono::steady_clock::now();
   binary::TreeScan result;

@@ -377,6 +377,64 @@ TEST_F(CliWheel, CheckWheelThatIsNotThereExitsTwo) {
   EXPECT_NE(run.out.find("none.whl"), std::string::npos) << run.out;
 }
 
+// Issue 24 row 3: entries sharing one deflate stream. The wheel is refused
+// whole, at once, as malformed input.
+TEST_F(CliWheel, ScanOfAWheelWhoseMembersOverlapExitsOneAndSaysSo) {
+  const fs::path bomb = dir_ / "bomb-1.0-py3-none-any.whl";
+  std::vector<std::string> names;
+  for (int i = 0; i < 32; ++i) names.push_back("bomb/lib" + std::to_string(i) + ".so");
+  archfit::test::write_overlapping_zip(bomb, names, std::string(1 << 20, '\0'));
+  const CommandResult run = run_archfit("scan " + quoted(bomb));
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("its 32 members claim"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("the members overlap (a zip bomb)"), std::string::npos) << run.out;
+}
+
+// Issue 24 row 4: a member past the wheel's decompression budget, here
+// lowered by ARCHFIT_WHEEL_MAX_BYTES below the 8 MiB member and above the
+// real library. scan says so and exits 1; check says unknown, not fits, and
+// exits 2.
+TEST_F(CliWheel, AMemberPastTheBudgetIsAProblemForScanAndUnknownForCheck) {
+  const fs::path library = fs::path(ARCHFIT_DEMO_SITE) / "torch" / "lib" / "libtorch_cuda.so";
+  const uint64_t cap = fs::file_size(library) + (1u << 20);
+  ASSERT_LT(cap, 8u << 20);
+  const fs::path wheel = dir_ / "torch-2.5.1-cp311-cp311-manylinux_2_28_x86_64.whl";
+  archfit::test::write_zip(wheel,
+                           {{"torch/lib/libtorch_cuda.so", archfit::test::file_content(library)},
+                            {"torch/lib/libbomb.so", std::string(8u << 20, '\0')},
+                            {"torch-2.5.1.dist-info/METADATA", "Name: torch\nVersion: 2.5.1\n"}});
+  const std::string limit = "ARCHFIT_WHEEL_MAX_BYTES=" + std::to_string(cap) + " ";
+
+  const CommandResult scan = run_archfit_with(limit, "scan " + quoted(wheel));
+  EXPECT_EQ(scan.exit_code, 1) << scan.out;
+  EXPECT_NE(scan.out.find("libbomb.so: not read: its 8388608 bytes uncompressed would take the "
+                          "archive past its decompression budget of " +
+                          std::to_string(cap)),
+            std::string::npos)
+      << scan.out;
+
+  const CommandResult check =
+      run_archfit_with(limit, "check --no-index --wheel " + quoted(wheel) + " --gpu H100");
+  EXPECT_EQ(check.exit_code, 2) << check.out;
+  EXPECT_NE(check.out.find("unknown: " + wheel.string() + "!/torch/lib/libbomb.so: not read"),
+            std::string::npos)
+      << check.out;
+  EXPECT_EQ(check.out.find("fits:"), std::string::npos) << check.out;
+
+  // Without the lowered cap the 8 MiB member is read (the floor allows it),
+  // and the wheel is judged whole.
+  EXPECT_EQ(run_archfit("check --no-index --wheel " + quoted(wheel) + " --gpu H100").exit_code, 0);
+}
+
+TEST_F(CliWheel, AMalformedBudgetVariableIsNamedAndTheDefaultKept) {
+  const CommandResult run =
+      run_archfit_with("ARCHFIT_WHEEL_MAX_RATIO=lots ", "scan " + quoted(wheel_));
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("ARCHFIT_WHEEL_MAX_RATIO=lots is not a whole number above 0; using 32"),
+            std::string::npos)
+      << run.out;
+}
+
 TEST_F(CliWheel, ProgressIsSilentForAScanUnderASecond) {
   const CommandResult run = run_archfit("scan --progress " + quoted(wheel_));
   EXPECT_EQ(run.exit_code, 0) << run.out;

@@ -6,7 +6,8 @@
 // 256 KB; kb: each knowledge-base file, prefixed by its name line;
 // error_text: the error corpus of tests/data/errors; manifest: good and bad
 // manifests; cache_entry: valid entries for the target's key; wheel: small
-// wheels, deflated and stored, holding a fixture library.
+// wheels, deflated and stored, holding a fixture library, and two small zip
+// bombs (overlapping entries, a member past the decompression budget).
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
@@ -28,7 +29,8 @@ void copy_small_files(const fs::path& from, const fs::path& to, uintmax_t max_by
   fs::create_directories(to);
   for (const auto& entry : fs::directory_iterator(from)) {
     if (entry.is_regular_file() && entry.file_size() <= max_bytes)
-      fs::copy_file(entry.path(), to / entry.path().filename(), fs::copy_options::overwrite_existing);
+      fs::copy_file(entry.path(), to / entry.path().filename(),
+                    fs::copy_options::overwrite_existing);
   }
 }
 
@@ -72,7 +74,8 @@ int main(int argc, char** argv) {
     write_file(out / "cache_entry" / "text.bin", cache_entry(key, "a compiled image"));
     write_file(out / "cache_entry" / "cubin.bin",
                cache_entry(key, file_content(fixtures / "sm_75.cubin")));
-    write_file(out / "cache_entry" / "other_key.bin", cache_entry("cd" + std::string(30, '1'), "x"));
+    write_file(out / "cache_entry" / "other_key.bin",
+               cache_entry("cd" + std::string(30, '1'), "x"));
 
     fs::create_directories(out / "wheel");
     // A small ELF object holding a fatbin, named as an extension module.
@@ -86,6 +89,14 @@ int main(int argc, char** argv) {
     std::vector<archfit::test::ZipEntry> stored = members;
     for (auto& member : stored) member.stored = true;
     archfit::test::write_zip(out / "wheel" / "stored.whl", stored);
+    // Issue 24's bombs, small: entries sharing one deflate stream, and one
+    // member of 128 MiB (128 KB deflated) past the wheel's budget.
+    archfit::test::write_overlapping_zip(out / "wheel" / "overlapping.whl",
+                                         {"ops/_C.so", "ops/_D.so", "ops/lib.so.1"},
+                                         std::string(1 << 20, '\0'));
+    std::vector<archfit::test::ZipEntry> oversized = members;
+    oversized.push_back({"ops/_bomb.so", std::string(128u << 20, '\0')});
+    archfit::test::write_zip(out / "wheel" / "oversized.whl", oversized);
   } catch (const std::exception& error) {
     std::fprintf(stderr, "archfit_fuzz_seeds: %s\n", error.what());
     return 1;

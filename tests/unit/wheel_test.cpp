@@ -36,19 +36,30 @@ class WheelTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(dir_); }
 
   // Shaped like PyPI's torch 2.5.1 wheel: SASS sm_86/sm_89, no PTX.
-  fs::path torch_wheel(const std::string& platform = "manylinux1_x86_64") {
+  // `more`: further members.
+  fs::path torch_wheel(const std::string& platform = "manylinux1_x86_64",
+                       const std::vector<archfit::test::ZipEntry>& more = {}) {
     const fs::path wheel = dir_ / ("torch-2.5.1-cp311-cp311-" + platform + ".whl");
-    write_zip(wheel,
-              {{"torch/lib/libtorch_cuda.so", file_content(fixtures_ / "sm_86_sm_89.so")},
-               {"torch/version.py", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n"},
-               {"torch-2.5.1.dist-info/METADATA",
-                "Metadata-Version: 2.1\nName: torch\n"
-                "Version: 2.5.1\n\nlong description\n"},
-               {"torch-2.5.1.dist-info/WHEEL",
-                "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
-                "Tag: cp311-cp311-" +
-                    platform + "\n"}});
+    std::vector<archfit::test::ZipEntry> members = {
+        {"torch/lib/libtorch_cuda.so", file_content(fixtures_ / "sm_86_sm_89.so")},
+        {"torch/version.py", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n"},
+        {"torch-2.5.1.dist-info/METADATA",
+         "Metadata-Version: 2.1\nName: torch\n"
+         "Version: 2.5.1\n\nlong description\n"},
+        {"torch-2.5.1.dist-info/WHEEL",
+         "Wheel-Version: 1.0\nRoot-Is-Purelib: false\n"
+         "Tag: cp311-cp311-" +
+             platform + "\n"}};
+    members.insert(members.end(), more.begin(), more.end());
+    write_zip(wheel, members);
     return wheel;
+  }
+
+  // The torch wheel with a member of 32 MiB of zeros (32 KB deflated): past
+  // the budget of 32 bytes out per byte of wheel, with no floor.
+  fs::path torch_wheel_with_a_bomb() {
+    return torch_wheel("manylinux1_x86_64",
+                       {{"torch/lib/libbomb.so", std::string(32u << 20, '\0')}});
   }
 
   archfit::check::CheckReport check(const fs::path& wheel, const std::string& gpu) {
@@ -56,6 +67,7 @@ class WheelTest : public ::testing::Test {
     options.gpus = {gpu};
     options.driver = "570.86";
     options.wheels = {wheel};
+    options.archive_limits.floor_bytes = 0;  // the ratio alone decides, as for a large wheel
     return archfit::check::run_check(options);
   }
 
@@ -102,7 +114,8 @@ TEST_F(WheelTest, ACorruptWheelIsAProblemNamingTheFile) {
 TEST_F(WheelTest, AnEmptyTagLineIsSkipped) {
   const fs::path path = dir_ / "ops-1.0-cp311-cp311-linux_x86_64.whl";
   write_zip(path, {{"ops-1.0.dist-info/METADATA", "Name: ops\nVersion: 1.0\n"},
-                   {"ops-1.0.dist-info/WHEEL", "Wheel-Version: 1.0\nTag:    \nTag:\nTag: py3-none-any\n"}});
+                   {"ops-1.0.dist-info/WHEEL",
+                    "Wheel-Version: 1.0\nTag:    \nTag:\nTag: py3-none-any\n"}});
   const auto wheel = read_wheel(path);
   EXPECT_TRUE(wheel.problems.empty());
   EXPECT_EQ(wheel.tags, (std::vector<std::string>{"py3-none-any"}));
@@ -146,4 +159,49 @@ TEST_F(WheelTest, AMissingWheelIsACheckError) {
   const fs::path not_wheel = dir_ / "notes.txt";
   std::ofstream(not_wheel) << "x";
   EXPECT_THROW(check(not_wheel, "RTX 4090"), CheckError);
+}
+
+// Issue 24: a wheel that fits but for a member past its decompression budget
+// (not read, so not judged) is unknown, not fits, and says which and why.
+TEST_F(WheelTest, AWheelWithAMemberPastItsBudgetIsUnknownNotFits) {
+  const fs::path wheel = torch_wheel_with_a_bomb();
+  const auto report = check(wheel, "RTX 4090");
+  EXPECT_EQ(report.verdict, OverallVerdict::unknown);
+  ASSERT_EQ(report.unread.size(), 1u);
+  EXPECT_EQ(report.unread[0].rfind(wheel.string() + "!/torch/lib/libbomb.so: not read: ", 0), 0u)
+      << report.unread[0];
+  EXPECT_EQ(report.summary.rfind("unknown: " + wheel.string() + "!/torch/lib/libbomb.so", 0), 0u)
+      << report.summary;
+  EXPECT_NE(report.summary.find("decompression budget"), std::string::npos) << report.summary;
+  // What was read is still judged.
+  ASSERT_EQ(report.components.size(), 1u);
+  EXPECT_EQ(report.components[0].verdict, Verdict::native);
+}
+
+// A failure that was read stays a failure: no unread member can make it fit.
+TEST_F(WheelTest, AWheelThatFailsStillFailsWithAMemberPastItsBudget) {
+  const auto report = check(torch_wheel_with_a_bomb(), "RTX 5090");
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  EXPECT_EQ(report.unread.size(), 1u);
+  EXPECT_EQ(report.summary.rfind("fails: ", 0), 0u) << report.summary;
+}
+
+// A wheel whose entries overlap is refused whole: nothing in it is judged,
+// and nothing is said to fit.
+TEST_F(WheelTest, AWheelWhoseMembersOverlapIsUnknownAndAProblemOfItsOwn) {
+  const fs::path wheel = dir_ / "torch-2.5.1-cp311-cp311-manylinux1_x86_64.whl";
+  archfit::test::write_overlapping_zip(
+      wheel, {"torch/lib/libtorch_cuda.so", "torch/lib/libc10_cuda.so", "torch/lib/libcaffe2.so"},
+      std::string(1 << 20, '\0'));
+  const auto read = read_wheel(wheel);
+  ASSERT_EQ(read.problems.size(), 1u);
+  EXPECT_NE(read.problems[0].message.find("the members overlap"), std::string::npos)
+      << read.problems[0].message;
+
+  const auto report = check(wheel, "RTX 4090");
+  EXPECT_EQ(report.verdict, OverallVerdict::unknown);
+  ASSERT_EQ(report.unread.size(), 1u);
+  EXPECT_EQ(
+      report.summary.rfind("unknown: " + wheel.string() + ": not read: its 3 members claim", 0), 0u)
+      << report.summary;
 }

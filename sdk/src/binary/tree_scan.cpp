@@ -271,7 +271,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   std::vector<std::unique_ptr<ZipReaderPool>> wheels;
   for (const auto& path : list.wheels) {
     try {
-      auto pool = std::make_unique<ZipReaderPool>(path);
+      auto pool = std::make_unique<ZipReaderPool>(path, options.archive_limits);
       auto archive = pool->acquire();
       for (auto& member : archive->members()) {
         if (may_hold_device_code(member.name))
@@ -342,7 +342,9 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
     result.files.push_back(std::move(scan));
     result.stamps.emplace_back();
   }
-  for (const auto& scan : result.files) result.bytes += scan.file_size;
+  for (const auto& scan : result.files) {
+    if (!scan.unreadable) result.bytes += scan.file_size;  // a member not read was not scanned
+  }
   return result;
 }
 

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "decompression_budget.hpp"
 #include "scan_progress.hpp"
 #include "scanner.hpp"
 
@@ -59,6 +60,8 @@ struct TreeScanOptions {
   ProgressCallback on_progress;  // optional
   ReuseScan reuse;               // optional: files on disk only, not wheel members
   ReuseListing reuse_listing;    // optional
+  // How much each named wheel's members may decompress to, in all.
+  ArchiveLimits archive_limits;
 };
 
 struct TreeScan {
@@ -68,7 +71,7 @@ struct TreeScan {
   // Of each file, as the walk found it; all zero for a wheel's members and
   // for what could not be read.
   std::vector<FileStamp> stamps;
-  uint64_t bytes = 0;  // total size of the files scanned
+  uint64_t bytes = 0;  // total size of the files scanned, those not read left out
   size_t reused = 0;   // files whose earlier scan was reused, not read
   // Every directory walked, as listed or as an earlier listing said.
   std::vector<DirListing> directories;

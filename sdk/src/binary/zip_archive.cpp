@@ -37,6 +37,40 @@ std::optional<uint64_t> backed_size(const ZipMember& member) {
   }
 }
 
+// What a zip needs around each member's compressed bytes, at the least: its
+// local header (30 bytes before the name) and its central directory entry
+// (46), and once the end of central directory record (22).
+constexpr uint64_t kLocalHeaderBytes = 30;
+constexpr uint64_t kCentralEntryBytes = 46;
+constexpr uint64_t kEndRecordBytes = 22;
+
+uint64_t saturating_add(uint64_t a, uint64_t b) { return b > UINT64_MAX - a ? UINT64_MAX : a + b; }
+
+// Members that share no bytes fit in the file one after the other. libzip
+// 1.7 does not say where a member's data starts, so their sum is the test:
+// a bomb whose hundreds of entries point at one deflate stream claims that
+// stream once per entry, and a directory that lies about a compressed size
+// claims bytes the file does not have. Either way nothing is read.
+void require_disjoint_members(zip_t* archive, uint64_t file_bytes, const fs::path& path) {
+  const zip_int64_t count = zip_get_num_entries(archive, 0);
+  uint64_t compressed = 0;
+  uint64_t needed = kEndRecordBytes;
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive, static_cast<zip_uint64_t>(i), 0, &stat) != 0) continue;
+    const uint64_t member = (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0;
+    compressed = saturating_add(compressed, member);
+    needed = saturating_add(needed, saturating_add(member, kLocalHeaderBytes + kCentralEntryBytes));
+  }
+  if (needed <= file_bytes) return;
+  throw ZipError(path.string() + ": not read: its " + std::to_string(count) + " members claim " +
+                 std::to_string(compressed) +
+                 " compressed bytes, which with their headers cannot lie side by side in its " +
+                 std::to_string(file_bytes) +
+                 " bytes; the members overlap (a zip bomb) or the central directory is corrupt");
+}
+
 // Closes a member on every path out of read().
 struct MemberFile {
   zip_file_t* file;
@@ -56,6 +90,12 @@ ZipArchive::ZipArchive(const fs::path& path) : path_(path) {
   if (!archive_) {
     throw ZipError(path.string() + ": not a readable zip archive (" + open_error_text(code) + ")");
   }
+  try {
+    require_disjoint_members(archive_, file_bytes_, path);
+  } catch (...) {
+    zip_discard(archive_);  // the destructor does not run for a constructor that throws
+    throw;
+  }
 }
 
 ZipArchive::~ZipArchive() {
@@ -72,10 +112,10 @@ std::vector<ZipMember> ZipArchive::members() const {
       continue;
     std::string name = stat.name;
     if (name.empty() || name.back() == '/') continue;
-    out.push_back({static_cast<uint64_t>(i), std::move(name),
-                   (stat.valid & ZIP_STAT_SIZE) ? stat.size : 0,
-                   (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0,
-                   (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method) : -1});
+    out.push_back(
+        {static_cast<uint64_t>(i), std::move(name), (stat.valid & ZIP_STAT_SIZE) ? stat.size : 0,
+         (stat.valid & ZIP_STAT_COMP_SIZE) ? stat.comp_size : 0,
+         (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method) : -1});
   }
   return out;
 }
@@ -87,14 +127,14 @@ std::optional<ZipMember> ZipArchive::find(const std::string& name) const {
   zip_stat_init(&stat);
   if (zip_stat_index(archive_, static_cast<zip_uint64_t>(index), 0, &stat) != 0)
     return std::nullopt;
-  return ZipMember{static_cast<uint64_t>(index), name, stat.size, stat.comp_size,
-                   (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method)
-                                                       : -1};
+  return ZipMember{
+      static_cast<uint64_t>(index), name, stat.size, stat.comp_size,
+      (stat.valid & ZIP_STAT_COMP_METHOD) ? static_cast<int32_t>(stat.comp_method) : -1};
 }
 
-
 MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
-                             const std::function<void(uint64_t)>& on_bytes) const {
+                             const std::function<void(uint64_t)>& on_bytes,
+                             DecompressionBudget* budget) const {
   const std::string where = member_path(path_, member.name);
   if (member.size > max_bytes) {
     throw ZipError(where + ": " + std::to_string(member.size) +
@@ -115,6 +155,13 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
     throw ZipError(where + ": claims " + std::to_string(member.size) + " bytes uncompressed from " +
                    std::to_string(member.compressed_size) +
                    " compressed, more than they can hold; the archive is corrupt");
+  }
+  // The whole size is taken from the archive's budget before a byte is
+  // allocated or decompressed; the loop below never reads past it.
+  if (budget && !budget->take(member.size)) {
+    throw ZipError(where + ": not read: its " + std::to_string(member.size) +
+                   " bytes uncompressed would take the archive past its decompression budget of " +
+                   budget->terms() + ", of which " + std::to_string(budget->left()) + " are left");
   }
   MemberFile file{zip_fopen_index(archive_, member.index, 0)};
   if (!file.file) {
@@ -149,10 +196,16 @@ MemberBytes ZipArchive::read(const ZipMember& member, uint64_t max_bytes,
     throw ZipError(where + ": ended after " + std::to_string(done) + " of " +
                    std::to_string(out.size) + " bytes");
   }
-  // libzip verifies the CRC only once the end of the data has been read.
+  // libzip verifies the CRC only once the end of the data has been read;
+  // a stream that goes on past the promised size is as corrupt.
   std::byte probe;
-  if (zip_fread(file.file, &probe, 1) < 0) {
+  const zip_int64_t beyond = zip_fread(file.file, &probe, 1);
+  if (beyond < 0) {
     throw ZipError(where + ": " + zip_file_strerror(file.file));
+  }
+  if (beyond > 0) {
+    throw ZipError(where + ": decompresses to more than the " + std::to_string(out.size) +
+                   " bytes its directory entry promises; the archive is corrupt");
   }
   return out;
 }

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "decompression_budget.hpp"
+
 struct zip;  // libzip's archive handle
 
 namespace archfit::binary {
@@ -41,21 +43,28 @@ struct MemberBytes {
 
 class ZipArchive {
  public:
-  // Throws ZipError when the file is missing or not a zip archive.
+  // Throws ZipError when the file is missing or not a zip archive, or when
+  // its members' compressed bytes cannot lie side by side in it: members
+  // that overlap (a zip bomb sharing one stream among hundreds of entries)
+  // or a central directory that lies.
   explicit ZipArchive(const std::filesystem::path& path);
   ~ZipArchive();
   ZipArchive(const ZipArchive&) = delete;
   ZipArchive& operator=(const ZipArchive&) = delete;
 
   const std::filesystem::path& path() const { return path_; }
+  uint64_t file_bytes() const { return file_bytes_; }
   std::vector<ZipMember> members() const;  // directories left out
   std::optional<ZipMember> find(const std::string& name) const;
 
-  // The whole member; ZipError when it is larger than `max_bytes`, fails its
-  // CRC, or yields fewer bytes than the directory promised. `on_bytes`, if
-  // given, hears of each chunk decompressed (a 1 GB member takes seconds).
+  // The whole member; ZipError when it is larger than `max_bytes` or than
+  // what is left of `budget` (if given; checked before anything is
+  // allocated), fails its CRC, or yields other than the bytes the directory
+  // promised. `on_bytes`, if given, hears of each chunk decompressed (a 1 GB
+  // member takes seconds).
   MemberBytes read(const ZipMember& member, uint64_t max_bytes,
-                   const std::function<void(uint64_t)>& on_bytes = {}) const;
+                   const std::function<void(uint64_t)>& on_bytes = {},
+                   DecompressionBudget* budget = nullptr) const;
   std::string read_text(const ZipMember& member, uint64_t max_bytes) const;
 
  private:

@@ -184,6 +184,16 @@ std::vector<env::Wheel> read_wheels(const CheckOptions& options,
   return wheels;
 }
 
+// `path` is one of the --wheels, or a member of one ("x.whl!/pkg/_C.so").
+bool in_a_wheel(const std::string& path, const std::vector<fs::path>& wheels) {
+  return std::any_of(wheels.begin(), wheels.end(), [&](const fs::path& wheel) {
+    const std::string& name = wheel.native();
+    return path == name ||
+           (path.starts_with(name) && path.compare(name.size(), binary::kMemberSeparator.size(),
+                                                   binary::kMemberSeparator) == 0);
+  });
+}
+
 // A binary judged on each device; its judgement is the one on the device
 // where it fares worst (the first such device on a tie).
 // A host library built for another CPU than the device's machine never
@@ -312,6 +322,7 @@ CheckReport run_check(const CheckOptions& options) {
     binary::TreeScanOptions scan_options;
     scan_options.threads = options.threads;
     scan_options.on_progress = options.on_progress;
+    scan_options.archive_limits = options.archive_limits;
     if (options.scan_index_dir) {
       // Opened here, not beside the walk: the walk's first directory asks it.
       index = ScanIndex::open(*options.scan_index_dir, roots);
@@ -377,8 +388,17 @@ CheckReport run_check(const CheckOptions& options) {
   std::vector<std::vector<const binary::FileScan*>> scans;  // per component, per binary
   for (size_t i = 0; i < scan.files.size(); ++i) {
     const auto& file = scan.files[i];
-    if (!file.problems.empty())
-      report.findings.push_back(file.path + ": " + file.problems.front().message);
+    if (!file.problems.empty()) {
+      // A wheel's and its members' messages name them already; a --wheel
+      // refused whole has said so once, when its metadata was read.
+      const std::string& message = file.problems.front().message;
+      std::string finding = message.starts_with(file.path) ? message : file.path + ": " + message;
+      if (std::find(report.findings.begin(), report.findings.end(), finding) ==
+          report.findings.end())
+        report.findings.push_back(std::move(finding));
+    }
+    if (file.unreadable && !file.problems.empty() && in_a_wheel(file.path, options.wheels))
+      report.unread.push_back(file.problems.front().message);
     if (!file.has_device_code()) continue;
     const env::Component& component = owners.owner[i];
     const ComponentKey key{component.kind, component.name, component.root.string()};
@@ -464,7 +484,10 @@ CheckReport run_check(const CheckOptions& options) {
     const bool fails =
         std::any_of(report.stacks.begin(), report.stacks.end(),
                     [](const StackResult& s) { return compat::is_failure(s.verdict); });
-    report.verdict = fails ? OverallVerdict::fails : OverallVerdict::fits;
+    // A failure seen is certain; a fit is only as sure as what was read.
+    report.verdict = fails                   ? OverallVerdict::fails
+                     : report.unread.empty() ? OverallVerdict::fits
+                                             : OverallVerdict::unknown;
   }
   report.summary = summary_line(report);
   return report;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "binary/decompression_budget.hpp"
 #include "binary/scan_progress.hpp"
 #include "compat/driver.hpp"
 #include "compat/rules.hpp"
@@ -42,6 +43,9 @@ struct CheckOptions {
   std::optional<std::filesystem::path> custom_nodes;
   std::vector<std::filesystem::path> wheels;  // --wheel: judged as they are, not installed
   std::vector<std::filesystem::path> paths;   // further files or trees to judge
+  // How much each --wheel's members may decompress to, in all; a member past
+  // it is not read, and the verdict is then unknown, never fits.
+  binary::ArchiveLimits archive_limits;
   std::optional<std::filesystem::path> kb_dir;
   std::filesystem::path libcuda;  // empty: the loader's libcuda.so.1
   unsigned threads = 0;
@@ -229,6 +233,10 @@ struct CheckReport {
   std::vector<ProbeResult> probes;          // what probe plugins reported (CheckOptions::plugins)
   std::vector<std::string> findings;        // probe and scan problems, in sentences
   std::optional<ConfirmSummary> confirm;    // present when --confirm asked the driver
+  // What of a --wheel could not be read ("x.whl!/pkg/_C.so: not read: …"):
+  // a member past the wheel's decompression budget, a wheel refused whole.
+  // Its device code was not judged, so the verdict cannot be fits.
+  std::vector<std::string> unread;
   OverallVerdict verdict = OverallVerdict::unknown;
   // The answer in one line: the verdict, what fails where, and the first
   // fix's command ("fails: … run: pip install …").

@@ -218,7 +218,8 @@ json check_document(const CheckReport& report) {
                                         {"disagreed", report.confirm->disagreed},
                                         {"not_asked", report.confirm->not_asked}}
                                  : json(nullptr)},
-      {"findings", report.findings}};
+      {"findings", report.findings},
+      {"unread", report.unread}};
 }
 
 }  // namespace archfit::check

@@ -69,6 +69,13 @@ std::string summary_line(const CheckReport& report) {
     if (compat::is_failure(stack.verdict)) failing.push_back(&stack);
     notes += stack.notes.size();
   }
+  if (failing.empty() && !report.unread.empty()) {
+    // The message names the wheel or member and why it was not read.
+    std::string line = "unknown: " + report.unread.front();
+    if (report.unread.size() > 1)
+      line += " (and " + std::to_string(report.unread.size() - 1) + " more not read)";
+    return line + "; what it holds was not judged";
+  }
   if (failing.empty()) {
     std::string line = "fits: ";
     if (report.stacks.empty()) {
