@@ -207,7 +207,9 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
   std::error_code error;
   if (!fs::is_regular_file(manifest.library, error))
     throw PluginError("its library " + manifest.library.string() + " does not exist");
-  // Code another user could have replaced is never loaded (env/trust.hpp).
+  // Code another user could have replaced is never loaded (env/trust.hpp):
+  // judged along the whole path, so a plugin's own subfolder, and the folder
+  // `library: ../../x.so` leads to, count as much as the file (issue 24).
   for (const fs::path& file : {manifest_path, manifest.library}) {
     if (auto untrusted = env::untrusted_path_chain(file, "plugins", env::OtherWriters::group);
         !untrusted.empty())
