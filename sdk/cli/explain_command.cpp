@@ -11,6 +11,7 @@
 #include "diagnose/diagnosis.hpp"
 #include "kb/knowledge_base.hpp"
 #include "progress_line.hpp"
+#include "util/file.hpp"
 
 namespace archfit::cli {
 
@@ -76,19 +77,15 @@ int ExplainCommand::run() const {
       std::cerr << "archfit explain: " << file_ << ": not a readable file\n";
       return 2;
     }
-    // One read into a string of the file's size: a log can be 100 MB, and a
-    // stream copied through a growing buffer doubles the memory and the time.
-    std::ifstream in(file_, std::ios::binary);
-    const auto size = fs::file_size(file_, error);
-    if (in && !error) {
-      text.resize(static_cast<size_t>(size));
-      in.read(text.data(), static_cast<std::streamsize>(text.size()));
-      text.resize(static_cast<size_t>(in.gcount()));
-    }
-    if (!in.good() && !in.eof()) {
-      std::cerr << "archfit explain: cannot read " << file_ << '\n';
+    // One read into a string of the file's size (util/file.hpp): a log can
+    // be 100 MB.
+    std::string problem;
+    auto read = util::read_file(file_, &problem);
+    if (!read) {
+      std::cerr << "archfit explain: " << problem << '\n';
       return 2;
     }
+    text = std::move(*read);
   } else {
     if (file_.empty() && ::isatty(STDIN_FILENO)) {
       std::cerr << "archfit explain: give the error as text, with --file LOG, or on stdin\n";

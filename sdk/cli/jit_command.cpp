@@ -11,31 +11,12 @@
 #include "binary/scanner.hpp"
 #include "jit/cached_compile.hpp"
 #include "jit/fatbin_bundle.hpp"
+#include "jit/nvrtc/target_plan.hpp"
+#include "util/file.hpp"
 
 namespace archfit::cli {
 
 namespace fs = std::filesystem;
-
-namespace {
-
-// "" when NVRTC knows the target's arch (or the target is not sm_/compute_NN
-// and NVRTC should say what is wrong); else the archs it does know.
-std::string supported_list(const std::vector<int>& supported_archs, const std::string& target) {
-  const auto digits = target.find_first_of("0123456789");
-  if (digits == std::string::npos) return {};
-  int arch = 0;
-  for (size_t i = digits; i < target.size() && std::isdigit(static_cast<unsigned char>(target[i]));
-       ++i)
-    arch = arch * 10 + (target[i] - '0');
-  std::string known;
-  for (const int supported : supported_archs) {
-    if (supported == arch) return {};
-    known += (known.empty() ? "sm_" : ", sm_") + std::to_string(supported);
-  }
-  return known;
-}
-
-}  // namespace
 
 void JitCommand::add_to(CLI::App& app) {
   jit_ = app.add_subcommand("jit", "Compile CUDA sources at run time with NVRTC");
@@ -53,7 +34,8 @@ void JitCommand::add_to(CLI::App& app) {
   compile_->add_flag("--json", json_, "Print JSON");
 
   bundle_ = jit_->add_subcommand(
-      "bundle", "Compile FILE.cu for several archs in parallel processes into one fatbin");
+      "bundle",
+      "Compile FILE.cu for several archs at once, each in a child process, into one fatbin");
   bundle_->add_option("source", source_, "The CUDA source")->required()->check(CLI::ExistingFile);
   bundle_->add_option("--arch", bundle_archs_, "sm_100,sm_120,compute_120 (PTX)")
       ->required()
@@ -68,14 +50,12 @@ void JitCommand::add_to(CLI::App& app) {
 
 int JitCommand::run_bundle() const {
   jit::BundleRequest request;
-  request.archfit = fs::read_symlink("/proc/self/exe");
   request.source = source_;
   request.archs = bundle_archs_;
-  for (const auto& dir : include_dirs_) request.compile_args.push_back("-I" + dir);
-  for (const auto& define : defines_) request.compile_args.push_back("-D" + define);
-  for (const auto& option : options_) request.compile_args.push_back("--option=" + option);
-  for (const auto& name : name_expressions_)
-    request.compile_args.push_back("--name-expression=" + name);
+  for (const auto& dir : include_dirs_) request.options.push_back("-I" + dir);
+  for (const auto& define : defines_) request.options.push_back("-D" + define);
+  request.options.insert(request.options.end(), options_.begin(), options_.end());
+  request.name_expressions = name_expressions_;
   request.output = output_;
   request.jobs = jobs_;
   try {
@@ -106,11 +86,14 @@ bool JitCommand::chosen() const { return jit_ && jit_->parsed(); }
 
 int JitCommand::run() const {
   if (bundle_->parsed()) return run_bundle();
-  std::ifstream in(source_, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
+  std::string problem;
+  auto source = util::read_file(source_, &problem);
+  if (!source) {
+    std::cerr << "archfit jit compile: " << problem << '\n';
+    return 2;
+  }
   jit::CompileRequest request;
-  request.source = text.str();
+  request.source = std::move(*source);
   request.source_name = fs::path(source_).filename().string();
   request.target = arch_;
   for (const auto& dir : include_dirs_) request.options.push_back("-I" + dir);
@@ -124,10 +107,7 @@ int JitCommand::run() const {
     jit::LazyNvrtc nvrtc(jit::default_nvrtc_search());
     const jit::CachedCompile compiled = jit::compile_cached(
         nvrtc, cache, request, [&](const jit::NvrtcFacts& facts, jit::CompileRequest&) {
-          if (const std::string known = supported_list(facts.supported_archs, arch_);
-              !known.empty())
-            throw jit::NoTargetError(facts.description + " cannot compile for " + arch_ +
-                                     "; it knows " + known);
+          jit::require_known_target(arch_, facts.supported_archs, facts.description);
         });
     const std::string nvrtc_description = nvrtc.facts(cache).description;
     const bool nvrtc_loaded = nvrtc.is_loaded();

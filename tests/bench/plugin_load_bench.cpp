@@ -1,7 +1,7 @@
 // Discovering and loading 20 plugins (issue 7, "Speed": under 50 ms): the
 // twenty good plugins of tests/plugins (bench_1 … bench_20, each with its
 // manifest), found in their folder, each loaded with Boost.DLL, negotiated,
-// copied out and unloaded in a child process of its own (plugin_sandbox.hpp)
+// copied out and unloaded in a child process of its own (sys/child_process.hpp)
 // — as `archfit` and a host do.
 //
 //   archfit_plugin_bench [--runs N]

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "archfit/archfit.h"
+#include "archfit/archfit.hpp"
 
 namespace {
 
@@ -78,6 +79,36 @@ TEST_F(CheckApi, FailingEnvironmentIsASuccessfulCallWhoseReportFails) {
   EXPECT_EQ(archfit_report_component_blocks(report, 2), -1);
   EXPECT_STREQ(archfit_report_summary(nullptr), "");
   archfit_report_destroy(report);
+}
+
+// The verdict table through the C ABI is the one the JSON carries: a C
+// caller and a JSON reader answer "does it fail" alike, for every verdict.
+TEST_F(CheckApi, TheVerdictTableMatchesTheDocumentsAndRefusesUnknownNames) {
+  options_.gpu = "RTX 5090";
+  archfit_report* report = nullptr;
+  ASSERT_EQ(archfit_check_run(context_, &options_, &report), ARCHFIT_OK) << archfit_last_error();
+  const char* json = nullptr;
+  ASSERT_EQ(archfit_report_json(report, &json), ARCHFIT_OK);
+  const auto table = nlohmann::json::parse(json)["verdicts"];
+  archfit_report_destroy(report);
+  ASSERT_EQ(archfit_verdict_count(), table.size());
+  std::size_t blocking = 0;
+  for (std::size_t i = 0; i < archfit_verdict_count(); ++i) {
+    const char* name = archfit_verdict_name(i);
+    ASSERT_NE(name, nullptr) << i;
+    ASSERT_TRUE(table.contains(name)) << name;
+    EXPECT_EQ(archfit_verdict_blocks(name), table[name]["blocks"].get<bool>() ? 1 : 0) << name;
+    EXPECT_EQ(archfit_verdict_warns(name), table[name]["warns"].get<bool>() ? 1 : 0) << name;
+    blocking += archfit_verdict_blocks(name) == 1;
+  }
+  EXPECT_EQ(blocking, 4u);  // no-image, ptx-too-new-for-driver, driver-too-old, wrong-platform
+  EXPECT_EQ(archfit_verdict_blocks("no-image"), 1);
+  EXPECT_EQ(archfit_verdict_warns("ptx-jit"), 1);
+  EXPECT_EQ(archfit_verdict_blocks("relocatable-only"), 0);
+  EXPECT_EQ(archfit_verdict_name(archfit_verdict_count()), nullptr);
+  EXPECT_EQ(archfit_verdict_blocks("no_image"), -1);
+  EXPECT_EQ(archfit_verdict_blocks(nullptr), -1);
+  EXPECT_EQ(archfit_verdict_warns(""), -1);
 }
 
 TEST_F(CheckApi, FittingEnvironment) {
@@ -157,4 +188,58 @@ TEST_F(CheckApi, TheScanIndexIsKeptOnlyWhenAskedFor) {
   EXPECT_EQ(second["reused"], second["files"]) << second;
   ::unsetenv("ARCHFIT_CACHE_DIR");
   std::filesystem::remove_all(cache);
+}
+
+// archfit.hpp owns a report, a diagnosis and a plugin set as it owns a scan
+// (issue 25): what the C accessors answer, through move-only owners.
+TEST_F(CheckApi, TheCppWrapperOwnsReportsDiagnosesAndPluginSets) {
+  const archfit::Context context;
+  options_.gpu = "RTX 5090";
+  archfit::Report report = context.check(options_);
+  EXPECT_EQ(report.verdict(), ARCHFIT_FAILS);
+  ASSERT_EQ(report.stack_count(), 2u);
+  EXPECT_EQ(report.stack_name(0), "PyTorch");
+  EXPECT_TRUE(report.stack_blocks(0));
+  EXPECT_FALSE(report.stack_blocks(1));
+  EXPECT_EQ(report.stack_fix_command(0, 0), "pip install torch==2.15.0");
+  EXPECT_TRUE(report.stack_fix_command(0, 1).empty());
+  EXPECT_EQ(report.component_name(0), "torch");
+  EXPECT_TRUE(report.component_name(9).empty());
+  EXPECT_EQ(nlohmann::json::parse(report.json())["summary"], std::string(report.summary()));
+  const archfit::Report moved = std::move(report);
+  EXPECT_EQ(moved.verdict(), ARCHFIT_FAILS);
+
+  const std::string error = "CUDA error: no kernel image is available for execution on the device";
+  archfit_diagnose_options diagnose{};
+  diagnose.struct_size = sizeof diagnose;
+  diagnose.text = error.data();
+  diagnose.text_size = error.size();
+  diagnose.report = moved.get();
+  const archfit::Diagnosis diagnosis = context.diagnose(diagnose);
+  const archfit_diagnosis_info info = diagnosis.info();
+  EXPECT_TRUE(info.recognised);
+  EXPECT_STREQ(info.category, "no-kernel-image");
+  EXPECT_FALSE(diagnosis.fix(0).empty());
+  EXPECT_TRUE(diagnosis.fix(info.fix_count).empty());
+  EXPECT_EQ(nlohmann::json::parse(diagnosis.json())["category"], "no-kernel-image");
+
+  archfit_plugin_search nowhere{};
+  nowhere.struct_size = sizeof nowhere;
+  nowhere.skip_environment = 1;
+  nowhere.skip_install_dir = 1;
+  const archfit::PluginSet plugins = context.plugins(&nowhere);
+  EXPECT_EQ(plugins.count(), 0u);
+  EXPECT_EQ(plugins.rejected_count(), 0u);
+  EXPECT_TRUE(plugins.rejected_path(0).empty());
+  EXPECT_THROW(context.module(plugins, "imagegen_ops.rmsnorm"), archfit::Error);
+
+  options_.gpu = "RTX 5909";
+  try {
+    (void)context.check(options_);
+    ADD_FAILURE() << "an unknown GPU name was accepted";
+  } catch (const archfit::Error& failure) {
+    EXPECT_EQ(failure.status(), ARCHFIT_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(std::string(failure.what()).find("GeForce RTX 5090"), std::string::npos)
+        << failure.what();
+  }
 }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "archfit/archfit.h"
+#include "archfit/archfit.hpp"
 #include "fake_launch.hpp"
 
 namespace fs = std::filesystem;
@@ -167,4 +168,41 @@ TEST_F(JitApi, BadDescriptionsAreInvalidArgumentsNamingTheField) {
   EXPECT_EQ(module, nullptr);
   archfit_module_destroy(nullptr);         // a no-op
   archfit_loaded_module_destroy(nullptr);  // a no-op
+}
+
+// archfit.hpp owns the module handles as the C calls above do by hand: the
+// same NVRTC load on a simulated RTX 5090, the launch reaching the driver,
+// and a failure as archfit::Error with its status (issue 25).
+TEST_F(JitApi, TheCppWrapperOwnsModulesAndLoadedModulesAndThrowsOnFailure) {
+  archfit_context_options options{};
+  options.struct_size = sizeof options;
+  options.libcuda = ARCHFIT_FAKE_CUDA;
+  const archfit::Context context(&options);
+  const archfit::Module module = context.module(desc_);
+  const archfit::LoadedModule loaded = module.load(0);
+  const archfit_load_info info = loaded.info();
+  EXPECT_STREQ(info.path, "nvrtc");
+  EXPECT_STREQ(info.arch, "sm_120");
+  void* kernel = loaded.function("rmsnorm_f32");
+  ASSERT_NE(kernel, nullptr);
+  const unsigned long long before = last_fake_launch().count;
+  archfit_launch_config config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = 3;
+  float* x = nullptr;
+  void* parameters[] = {&x};
+  loaded.launch(kernel, config, parameters);
+  EXPECT_EQ(last_fake_launch().count, before + 1);
+  EXPECT_EQ(last_fake_launch().grid[0], 3u);
+  try {
+    loaded.function("nope");
+    ADD_FAILURE() << "an entry point never registered was found";
+  } catch (const archfit::Error& error) {
+    EXPECT_EQ(error.status(), ARCHFIT_ERROR_IO);
+    EXPECT_NE(std::string(error.what()).find("nope"), std::string::npos) << error.what();
+  }
+  archfit_module_desc empty{};
+  empty.struct_size = sizeof empty;
+  empty.name = "test.empty";
+  EXPECT_THROW(context.module(empty), archfit::Error);  // nothing that could ever load
 }

@@ -140,6 +140,8 @@ TEST_F(CliJit, BundleSaysWhichArchFailedAndWhatFatbinaryIsMissing) {
       run("jit bundle " + kernel() + " --arch sm_90,sm_999 -o '" + out.string() + "'");
   EXPECT_EQ(bad.exit_code, 1) << bad.out;
   EXPECT_NE(bad.out.find("failed for sm_999"), std::string::npos) << bad.out;
+  // NVRTC's own word, from the child that compiled it.
+  EXPECT_NE(bad.out.find("cannot compile for sm_999; it knows sm_"), std::string::npos) << bad.out;
   const CommandResult no_tool =
       run("jit bundle " + kernel() + " --arch sm_90 -o '" + out.string() + "'",
           "ARCHFIT_FATBINARY=/nonexistent/fatbinary ");

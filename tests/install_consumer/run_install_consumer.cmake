@@ -38,6 +38,7 @@ message(STATUS "installed into ${prefix}")
 set(problems "")
 foreach(file IN ITEMS
     include/archfit/archfit.h
+    include/archfit/archfit_version.h
     include/archfit/archfit.hpp
     lib/libarchfit.so
     lib/libarchfit.so.0
@@ -82,13 +83,14 @@ if(problems)
 endif()
 
 if(EXPECT_CLI)
-  file(STRINGS "${prefix}/include/archfit/archfit.h" version_line REGEX "^#define ARCHFIT_VERSION_STRING ")
+  # archfit.h takes its version from archfit_version.h, generated from project(VERSION).
+  file(STRINGS "${prefix}/include/archfit/archfit_version.h" version_line REGEX "^#define ARCHFIT_VERSION_STRING ")
   string(REGEX MATCH "\"[^\"]+\"" header_version "${version_line}")
   string(REPLACE "\"" "" header_version "${header_version}")
   run("installed bin/archfit --version" "${prefix}/bin/archfit" --version)
   string(STRIP "${out}" cli_version)
   if(NOT header_version OR NOT cli_version STREQUAL header_version)
-    message(FATAL_ERROR "bin/archfit --version printed '${cli_version}'; the installed archfit.h says '${header_version}'")
+    message(FATAL_ERROR "bin/archfit --version printed '${cli_version}'; the installed archfit_version.h says '${header_version}'")
   endif()
   run("installed bin/archfit scan --json" "${prefix}/bin/archfit" scan --json "${prefix}/lib/libarchfit.so.0")
   if(NOT out MATCHES "\"schema\": *\"archfit.scan/1\"")

@@ -46,12 +46,35 @@ def repo_root() -> Path:
 
 
 @pytest.fixture(scope="session")
+def project_version() -> str:
+    """archfit's version where it is written once: CMakeLists.txt's
+    project(VERSION), read with the regex the wheel's build reads it with
+    (pyproject.toml); archfit_version.h is generated from it."""
+    import re
+
+    match = re.search(r"project\(archfit VERSION ([0-9]+\.[0-9]+\.[0-9]+)",
+                      (REPO / "CMakeLists.txt").read_text())
+    assert match, "CMakeLists.txt has no project(archfit VERSION x.y.z)"
+    return match.group(1)
+
+
+@pytest.fixture(scope="session")
 def archfit_library() -> Path:
     """libarchfit.so of the build: what `import archfit` loads in these tests."""
     path = _configured("ARCHFIT_LIBRARY", BUILD_DIR / "sdk" / "libarchfit.so")
     if not path.is_file():
         pytest.fail(f"ARCHFIT_LIBRARY={path}: no such file; build it first (cmake --build build)")
     return path
+
+
+@pytest.fixture(scope="session")
+def public_include_dirs(archfit_library) -> list:
+    """What a C caller compiles against: sdk/include, and the build's
+    sdk/include beside libarchfit.so with the generated archfit_version.h."""
+    generated = archfit_library.parent / "include"
+    if not (generated / "archfit" / "archfit_version.h").is_file():
+        pytest.fail(f"no archfit/archfit_version.h in {generated}: configure the build first")
+    return [REPO / "sdk" / "include", generated]
 
 
 @pytest.fixture(scope="session")

@@ -38,10 +38,10 @@ def component(report: archfit.Report, name: str) -> dict:
 # ---- the library the tests load ----------------------------------------------
 
 
-def test_loads_the_library_ctest_names(archfit_library):
+def test_loads_the_library_ctest_names(archfit_library, project_version):
     assert os.path.samefile(archfit.library_path(), archfit_library)
     # The version the library reports is the project's (CMakeLists.txt).
-    assert archfit.version() == "0.1.0"
+    assert archfit.version() == project_version
 
 
 # ---- check ---------------------------------------------------------------------
@@ -257,7 +257,7 @@ int main(void) {
 """
 
 
-def test_struct_mirrors_match_archfit_h(tmp_path, c_compiler, repo_root):
+def test_struct_mirrors_match_archfit_h(tmp_path, c_compiler, public_include_dirs):
     # Offsets and sizes as the C compiler lays archfit.h out, against ctypes'.
     mirrors = {"archfit_context_options": _capi.ContextOptions,
                "archfit_check_options": _capi.CheckOptions,
@@ -270,8 +270,8 @@ def test_struct_mirrors_match_archfit_h(tmp_path, c_compiler, repo_root):
     source = tmp_path / "layout.c"
     source.write_text(LAYOUT_PROGRAM.replace("%s", "\n".join(body)))
     program = tmp_path / "layout"
-    subprocess.run([c_compiler, "-std=c99", "-I", str(repo_root / "sdk" / "include"), "-o",
-                    str(program), str(source)], check=True)
+    includes = [argument for folder in public_include_dirs for argument in ("-I", str(folder))]
+    subprocess.run([c_compiler, "-std=c99", *includes, "-o", str(program), str(source)], check=True)
     seen = {}
     for line in subprocess.run([str(program)], capture_output=True, text=True,
                                check=True).stdout.splitlines():
@@ -310,10 +310,10 @@ def probe(repo_root, **environment) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
 
 
-def test_archfit_library_names_the_library_to_load(repo_root, archfit_library):
+def test_archfit_library_names_the_library_to_load(repo_root, archfit_library, project_version):
     result = probe(repo_root, ARCHFIT_LIBRARY=str(archfit_library))
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split()[:2] == ["loaded", "0.1.0"]
+    assert result.stdout.split()[:2] == ["loaded", project_version]
 
 
 def test_a_missing_library_is_a_clear_library_error(repo_root, tmp_path):

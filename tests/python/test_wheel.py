@@ -32,7 +32,8 @@ import pytest
 # What the wheel is built from: a change to any of these rebuilds it.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "cmake", "sdk", "host_adapters/python/archfit",
            "host_adapters/comfyui"]
-BINDING_FILES = ["__init__.py", "__main__.py", "_capi.py", "_errors.py", "_library.py", "_text.py"]
+BINDING_FILES = ["__init__.py", "__main__.py", "_capi.py", "_errors.py", "_library.py", "_text.py",
+                 "verdicts.py"]
 # Variables that would make the installed package use the source tree's
 # library, knowledge base or modules instead of its own.
 LEAKY_VARIABLES = ["ARCHFIT_LIBRARY", "ARCHFIT_KB_DIR", "ARCHFIT_CLI", "PYTHONPATH", "PYTHONHOME",
@@ -238,7 +239,8 @@ def test_auditwheel_vendors_the_debian_libraries(wheels):
 # ---- the installed wheel, used from outside the repository --------------------------
 
 
-def test_the_installed_command_checks_an_environment(fresh_venv, outside, demo_site):
+def test_the_installed_command_checks_an_environment(fresh_venv, outside, demo_site,
+                                                      project_version):
     command = fresh_venv / "bin" / "archfit"  # the console script, which runs archfit/bin/archfit
     fails = run([command, "check", "--gpu", "RTX 5090", "--site-packages", demo_site],
                 cwd=outside, env=clean_environment())
@@ -248,10 +250,11 @@ def test_the_installed_command_checks_an_environment(fresh_venv, outside, demo_s
                cwd=outside, env=clean_environment())
     assert fits.returncode == 0, tail(fits)
     version = run([command, "--version"], cwd=outside, env=clean_environment())
-    assert version.returncode == 0 and "0.1.0" in version.stdout, tail(version)
+    assert version.returncode == 0 and project_version in version.stdout, tail(version)
 
 
-def test_the_installed_package_imports_and_loads_its_own_library(fresh_venv, outside, demo_site):
+def test_the_installed_package_imports_and_loads_its_own_library(fresh_venv, outside, demo_site,
+                                                                  project_version):
     code = (
         "import json, archfit\n"
         "report = archfit.check(gpu='RTX 5090', site_packages=[%r])\n"
@@ -265,7 +268,7 @@ def test_the_installed_package_imports_and_loads_its_own_library(fresh_venv, out
     assert result.returncode == 0, tail(result)
     facts = json.loads(result.stdout.splitlines()[-1])
     package = site_packages(fresh_venv) / "archfit"
-    assert facts["version"] == "0.1.0"
+    assert facts["version"] == project_version
     assert Path(facts["module"]).parent == package
     assert Path(facts["library"]) == package / "lib" / "libarchfit.so.0"
     assert (facts["verdict"], facts["environment"], facts["component"]) == ("fails", "confirms", "torch")

@@ -1,5 +1,5 @@
 # No shell is ever spawned with strings a user controls: archfit runs
-# programs with posix_spawn and an argument vector (env/run_program.hpp).
+# programs with posix_spawn and an argument vector (sys/run_program.hpp).
 # This check fails, naming the file and the line's text, on any call that goes through a
 # shell (system, popen, the exec*p family with "sh -c", /bin/sh) in the
 # product's sources: sdk/, plugins/, host_adapters/libtorch.

@@ -101,3 +101,27 @@ TEST(CompatArch, TakesAnImagesArchFromItsSmAndVariant) {
 }
 
 }  // namespace
+
+// Compile targets are parsed in compat/ only (issue 25): NVRTC's request,
+// `jit bundle`'s fatbinary kinds, the cache's image format and the CLI's list
+// of supported archs all ask parse_target.
+TEST(CompatArch, TargetsAreSmForACubinOrComputeForPtxWithTheirVariant) {
+  using archfit::compat::parse_target;
+  const auto cubin = parse_target("sm_90a");
+  ASSERT_TRUE(cubin);
+  EXPECT_FALSE(cubin->ptx);
+  EXPECT_EQ(cubin->arch.cc.sm(), 90u);
+  EXPECT_EQ(cubin->arch.variant, archfit::binary::Variant::arch_specific);
+  EXPECT_EQ(cubin->number(), "90a");
+  EXPECT_EQ(cubin->to_string(), "sm_90a");
+  const auto ptx = parse_target("compute_120f");
+  ASSERT_TRUE(ptx);
+  EXPECT_TRUE(ptx->ptx);
+  EXPECT_EQ(ptx->arch.cc.major, 12u);
+  EXPECT_EQ(ptx->number(), "120f");
+  EXPECT_EQ(parse_target("sm_100")->to_string(), "sm_100");
+  for (const char* bad : {"12.0", "120", "sm_9", "sm_12.0", "compute_", "sm_90x", "sm_90af",
+                          "gfx90a", "sm_12345", "", "SM_90"}) {
+    EXPECT_FALSE(parse_target(bad)) << bad;
+  }
+}

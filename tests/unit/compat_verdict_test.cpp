@@ -84,3 +84,22 @@ TEST(CompatVerdict, BinariesThatLaunchNothingDoNotDragAComponentDown) {
 }
 
 }  // namespace
+
+TEST(CompatVerdict, TheTableHoldsEveryVerdictOnceAndIsWhatTheQuestionsRead) {
+  const auto table = archfit::compat::verdict_table();
+  ASSERT_EQ(table.size(), 9u);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    const auto& facts = table[i];
+    EXPECT_EQ(archfit::compat::to_string(facts.verdict), facts.name);
+    EXPECT_EQ(is_failure(facts.verdict), facts.blocks) << facts.name;
+    EXPECT_EQ(is_warning(facts.verdict), facts.warns) << facts.name;
+    EXPECT_FALSE(facts.blocks && facts.warns) << facts.name;
+    EXPECT_FALSE(facts.meaning.empty()) << facts.name;
+    EXPECT_EQ(badness(facts.verdict), static_cast<int>(i)) << facts.name;  // best first
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(table[j].verdict, facts.verdict) << facts.name;
+  }
+  EXPECT_TRUE(archfit::compat::runs(Verdict::native));
+  EXPECT_TRUE(archfit::compat::runs(Verdict::ptx_jit));
+  EXPECT_FALSE(archfit::compat::runs(Verdict::relocatable_only));
+  EXPECT_FALSE(archfit::compat::runs(Verdict::unknown));
+}

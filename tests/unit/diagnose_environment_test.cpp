@@ -10,7 +10,9 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
+#include "compat/verdict.hpp"
 #include "diagnose/diagnosis.hpp"
+#include "diagnose/environment.hpp"
 #include "fixture_site.hpp"
 #include "kb/knowledge_base.hpp"
 
@@ -369,3 +371,29 @@ TEST(DiagnoseEnvironmentDocument, AReportThatIsNotACheckIsRefusedNamingTheField)
 }
 
 }  // namespace
+
+// A saved report from before `blocks` was written: what blocks comes from
+// compat's verdict table, not a list in diagnose/ (issue 25).
+TEST(DiagnoseEnvironmentTable, AReportWithoutBlocksIsReadWithTheCoresVerdictTable) {
+  nlohmann::json document = {{"schema", "archfit.check/1"},
+                             {"devices", nlohmann::json::array()},
+                             {"components", nlohmann::json::array()},
+                             {"stacks", nlohmann::json::array()}};
+  for (const auto& facts : archfit::compat::verdict_table()) {
+    const std::string name(facts.name);
+    document["components"].push_back({{"name", "c-" + name}, {"verdict", name}});
+    document["stacks"].push_back({{"name", "s-" + name}, {"verdict", name}});
+  }
+  document["components"].push_back({{"name", "c-later"}, {"verdict", "a-verdict-added-later"}});
+  const Environment environment = read_environment(document, "a saved report");
+  const auto table = archfit::compat::verdict_table();
+  ASSERT_EQ(environment.components.size(), table.size() + 1);
+  for (std::size_t i = 0; i < table.size(); ++i) {
+    EXPECT_EQ(environment.components[i].blocks, table[i].blocks) << table[i].name;
+    EXPECT_EQ(environment.stacks[i].blocks, table[i].blocks) << table[i].name;
+    EXPECT_EQ(environment.components[i].runs(), archfit::compat::runs(table[i].verdict))
+        << table[i].name;
+  }
+  EXPECT_FALSE(environment.components.back().blocks);  // unknown to this archfit: not a failure
+  EXPECT_FALSE(environment.components.back().runs());
+}

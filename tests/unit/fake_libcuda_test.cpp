@@ -1,18 +1,18 @@
 // The test-only driver (tests/fakes/fake_libcuda.c) must answer like the real
 // one for what the JIT path and --confirm use: contexts, module loading,
-// kernel lookup and launch. Reached through env::DriverLibrary, as archfit does.
+// kernel lookup and launch. Reached through sys::DriverLibrary, as archfit does.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "env/driver_library.hpp"
 #include "fixture_files.hpp"
 #include "saved_env.hpp"
+#include "sys/driver_library.hpp"
 
 namespace {
 
-using archfit::env::DriverLibrary;
+using archfit::sys::DriverLibrary;
 using archfit::testing::kFixtureDir;
 
 class FakeDriver : public archfit::testing::FixtureTest {
@@ -61,7 +61,7 @@ class FakeDriver : public archfit::testing::FixtureTest {
   archfit::testing::SavedEnv saved_{"ARCHFIT_FAKE_CUDA_VERSION", "ARCHFIT_FAKE_CUDA_INIT",
                                     "ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_MODULE_LOAD"};
   DriverLibrary driver_{ARCHFIT_FAKE_CUDA};
-  const archfit::env::DriverApi& api_ = driver_.api();
+  const archfit::sys::DriverApi& api_ = driver_.api();
   CUcontext context_ = nullptr;
   CUdevice device_ = 0;
 };

@@ -1,13 +1,13 @@
-// A helper for trust_test.cpp's setuid case: prints what env/trust.hpp
+// A helper for trust_test.cpp's setuid case: prints what sys/trust.hpp
 // makes of ARCHFIT_PLUGIN_PATH and of the plugin search built from it, in
 // a process the test has made setuid.
 #include <cstdio>
 
-#include "env/trust.hpp"
 #include "plugin/plugin_host.hpp"
+#include "sys/trust.hpp"
 
 int main() {
-  const char* value = archfit::env::trusted_path_variable("ARCHFIT_PLUGIN_PATH");
+  const char* value = archfit::sys::trusted_path_variable("ARCHFIT_PLUGIN_PATH");
   std::printf("ARCHFIT_PLUGIN_PATH: %s\n", value ? value : "(ignored)");
   archfit::plugin::PluginSearch search;
   search.install_dir = false;

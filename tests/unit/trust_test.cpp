@@ -1,7 +1,7 @@
-// env/trust: paths from the environment ignored when setuid, and folders
+// sys/trust: paths from the environment ignored when setuid, and folders
 // and files that someone else could write to refused with the reason, for
 // the kernel cache and for plugins.
-#include "env/trust.hpp"
+#include "sys/trust.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -18,11 +18,11 @@
 #include "saved_env.hpp"
 
 namespace fs = std::filesystem;
-using archfit::env::OtherWriters;
-using archfit::env::trusted_path_variable;
-using archfit::env::untrusted_because;
-using archfit::env::untrusted_below;
-using archfit::env::untrusted_path_chain;
+using archfit::sys::OtherWriters;
+using archfit::sys::trusted_path_variable;
+using archfit::sys::untrusted_because;
+using archfit::sys::untrusted_below;
+using archfit::sys::untrusted_path_chain;
 
 namespace {
 

@@ -265,8 +265,9 @@ export function checklist(report, { width = 64, shown = 3 } = {}) {
     return lines;
   }
   const gpu = devices.map((d) => `${d.name} (sm_${d.sm})`).join(", ");
-  const blocks = (unit) =>
-    unit.blocks ?? !(unit.verdict === "native" || unit.verdict === "ptx-jit");
+  // The core's word, never a list of our own: the unit's "blocks", else the
+  // document's verdict table; a verdict neither knows blocks nothing.
+  const blocks = (unit) => Boolean(unit.blocks ?? report.verdicts?.[unit.verdict]?.blocks);
   const failing = units.filter((unit) => unit.verdict !== "unknown" && blocks(unit));
   for (const unit of failing.slice(0, shown)) {
     const title = unit.title || `${unit.name} ${unit.version ?? ""} will fail (${unit.verdict})`;

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 from . import _capi, _library
 from ._errors import ArchfitError, LibraryError
 from ._text import diagnosis_text, report_text
+from .verdicts import table as verdict_table
 
 __all__ = [
     "ArchfitError",
@@ -40,6 +41,7 @@ __all__ = [
     "Diagnosis",
     "report_text",
     "diagnosis_text",
+    "verdict_table",
 ]
 
 PathArg = Union[str, "os.PathLike[str]", bytes]

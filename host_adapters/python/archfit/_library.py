@@ -52,6 +52,10 @@ _PROTOTYPES = {
     "archfit_report_destroy": ([_capi.ReportP], None),
     "archfit_report_verdict": ([_capi.ReportP], c_int),
     "archfit_report_json": ([_capi.ReportP, POINTER(c_char_p)], c_int),
+    "archfit_verdict_count": ([], c_size_t),
+    "archfit_verdict_name": ([c_size_t], c_char_p),
+    "archfit_verdict_blocks": ([c_char_p], c_int),
+    "archfit_verdict_warns": ([c_char_p], c_int),
     "archfit_diagnose_run": (
         [_capi.ContextP, POINTER(_capi.DiagnoseOptions), POINTER(_capi.DiagnosisP)],
         c_int,

@@ -10,19 +10,21 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from . import verdicts
+
 # How many failing stacks' fixes report_text shows; the rest are counted.
 _FIXES_SHOWN = 2
 
 
-def _mark(item: Mapping[str, Any]) -> str:
+def _mark(item: Mapping[str, Any], document: Mapping[str, Any]) -> str:
     """✗ where the core says it blocks, ! where it warns (a first run that
-    JIT-compiles), ✓ otherwise. A document from before these fields: the
-    two verdicts that failed then."""
+    JIT-compiles), ✓ otherwise: the item's own fields, else the core's
+    verdict table (verdicts.py)."""
     if item.get("verdict") == "unknown":
         return "?"  # no GPU to judge it on
-    if "blocks" in item:
-        return "✗" if item.get("blocks") else "!" if item.get("warns") else "✓"
-    return "✗" if item.get("verdict") in ("no-image", "ptx-too-new-for-driver") else "✓"
+    if verdicts.blocks(item, document):
+        return "✗"
+    return "!" if verdicts.warns(item, document) else "✓"
 
 
 def _name_version(item: Mapping[str, Any]) -> str:
@@ -72,12 +74,12 @@ def report_text(document: Mapping[str, Any]) -> str:
             # With no GPU nothing was judged: no mark, whatever the verdict field says.
             lines.append(f"· {_name_version(unit)}: not judged")
             continue
-        line = f"{_mark(unit)} {_name_version(unit)}: {verdict}"
+        line = f"{_mark(unit, document)} {_name_version(unit)}: {verdict}"
         if unit.get("evidence"):
             line += f" ({unit['evidence']})"
         lines.append(line)
 
-    failing = [unit for unit in units if judged and _mark(unit) == "✗"]
+    failing = [unit for unit in units if judged and _mark(unit, document) == "✗"]
     shown = 0
     for unit in failing:
         fix = unit.get("fix") or {}

@@ -7,9 +7,7 @@ import os
 import site
 import sys
 
-# A document from before stacks and "blocks" were written (archfit.check/1
-# as first published) says failure only by these two verdicts.
-_FAILING_BEFORE_BLOCKS = ("no-image", "ptx-too-new-for-driver")
+from . import verdicts
 
 
 def site_packages():
@@ -40,21 +38,14 @@ def gpu_from_environment():
     return os.environ.get("ARCHFIT_GPU") or None
 
 
-def _blocks(item):
-    """Whether the core says this stack or component fails: its "blocks"."""
-    if "blocks" in item:
-        return bool(item.get("blocks"))
-    return item.get("verdict") in _FAILING_BEFORE_BLOCKS
-
-
 def failing(document):
     """The stacks of an archfit.check/1 document that will fail, PyTorch's
     first as the core orders them; for a document without stacks, its
     failing components."""
     stacks = document.get("stacks")
     if stacks is not None:
-        return [s for s in stacks if _blocks(s)]
-    return [c for c in document.get("components", []) if _blocks(c)]
+        return [s for s in stacks if verdicts.blocks(s, document)]
+    return [c for c in document.get("components", []) if verdicts.blocks(c, document)]
 
 
 def summary_lines(document, where="archfit check"):

@@ -12,8 +12,32 @@ extern const size_t adaln_prebuilt_size;
 namespace adaln {
 namespace {
 
-void check(archfit_status status, const std::string& what) {
-  if (status != ARCHFIT_OK) throw Error("adaln: " + what + ": " + archfit_last_error());
+// Runs `call` (archfit.hpp throws archfit::Error) and throws this op's Error,
+// naming what failed, with archfit's reason.
+template <typename Call>
+auto checked(const std::string& what, Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const archfit::Error& error) {
+    throw Error("adaln: " + what + ": " + error.what());
+  }
+}
+
+archfit::Module register_module(const archfit::Context& context) {
+  const std::string source = kernel_source();
+  const std::string prebuilt = prebuilt_images();
+  const char* entry_points[] = {"adaln_modulate_f32"};
+  archfit_module_desc desc{};
+  desc.struct_size = sizeof desc;
+  desc.name = "sample.adaln_modulate";
+  desc.source = source.c_str();
+  desc.source_name = "adaln_modulate.cu";
+  desc.entry_points = entry_points;
+  desc.entry_point_count = 1;
+  desc.prebuilt = prebuilt.empty() ? nullptr : prebuilt.data();
+  desc.prebuilt_size = prebuilt.size();
+  // archfit copies what it keeps: the strings above may go after this call.
+  return checked("registering the kernel module", [&] { return context.module(desc); });
 }
 
 }  // namespace
@@ -42,55 +66,20 @@ std::string prebuilt_images() {
 #endif
 }
 
-Op::Op() {
-  check(archfit_context_create(nullptr, &context_), "creating an archfit context");
-  const std::string source = kernel_source();
-  const std::string prebuilt = prebuilt_images();
-  const char* entry_points[] = {"adaln_modulate_f32"};
-  archfit_module_desc desc{};
-  desc.struct_size = sizeof desc;
-  desc.name = "sample.adaln_modulate";
-  desc.source = source.c_str();
-  desc.source_name = "adaln_modulate.cu";
-  desc.entry_points = entry_points;
-  desc.entry_point_count = 1;
-  desc.prebuilt = prebuilt.empty() ? nullptr : prebuilt.data();
-  desc.prebuilt_size = prebuilt.size();
-  // archfit copies what it keeps: the strings above may go after this call.
-  const archfit_status status = archfit_module_create(context_, &desc, &module_);
-  if (status != ARCHFIT_OK) {
-    const std::string reason = archfit_last_error();
-    archfit_context_destroy(context_);
-    throw Error("adaln: registering the kernel module: " + reason);
-  }
-}
-
-Op::~Op() {
-  archfit_loaded_module_destroy(loaded_);
-  archfit_module_destroy(module_);
-  archfit_context_destroy(context_);
-}
+Op::Op()
+    : context_(checked("creating an archfit context", [] { return archfit::Context(); })),
+      module_(register_module(context_)) {}
 
 std::string Op::load(int ordinal) {
   if (loaded_ordinal_ != ordinal) {
-    archfit_loaded_module* loaded = nullptr;
-    check(archfit_module_load(module_, ordinal, &loaded),
-          "loading on device " + std::to_string(ordinal));
-    void* function = nullptr;
-    const archfit_status found = archfit_loaded_module_function(loaded, "adaln_modulate_f32", &function);
-    if (found != ARCHFIT_OK) {
-      const std::string reason = archfit_last_error();
-      archfit_loaded_module_destroy(loaded);
-      throw Error("adaln: looking up adaln_modulate_f32: " + reason);
-    }
-    archfit_loaded_module_destroy(loaded_);
-    loaded_ = loaded;
+    archfit::LoadedModule loaded = checked("loading on device " + std::to_string(ordinal),
+                                           [&] { return module_.load(ordinal); });
+    function_ = checked("looking up adaln_modulate_f32",
+                        [&] { return loaded.function("adaln_modulate_f32"); });
+    loaded_ = std::move(loaded);
     loaded_ordinal_ = ordinal;
-    function_ = function;
   }
-  archfit_load_info info{};
-  info.struct_size = sizeof info;
-  check(archfit_loaded_module_info(loaded_, &info), "asking how it loaded");
+  const archfit_load_info info = checked("asking how it loaded", [&] { return loaded_->info(); });
   return std::string(info.path) + " " + info.arch + ": " + info.reason;
 }
 
@@ -104,7 +93,7 @@ void Op::modulate(int ordinal, const float* x, const float* scale, const float* 
   config.grid[1] = static_cast<uint32_t>(rows);
   config.stream = stream;
   void* parameters[] = {&x, &scale, &shift, &y, &rows, &cols};
-  check(archfit_loaded_module_launch(loaded_, function_, &config, parameters), "launching");
+  checked("launching", [&] { loaded_->launch(function_, config, parameters); });
 }
 
 }  // namespace adaln

@@ -2,15 +2,17 @@
 // adaln_modulate: y = x * (1 + scale) + shift over rows of `cols` floats,
 // on the GPU through archfit, with a CPU reference to check it against.
 #include <cstddef>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include <archfit/archfit.h>
+#include <archfit/archfit.hpp>
 
 namespace adaln {
 
-// What went wrong, with archfit's own reason (archfit_last_error()).
+// What went wrong, with archfit's own reason (archfit::Error's message,
+// archfit_last_error()).
 struct Error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
@@ -30,9 +32,6 @@ std::string prebuilt_images();
 class Op {
  public:
   Op();  // throws Error
-  ~Op();
-  Op(const Op&) = delete;
-  Op& operator=(const Op&) = delete;
 
   // Loads the module on device `ordinal` and says how: "prebuilt-sass sm_86: …"
   // or "nvrtc sm_120: No prebuilt image runs on sm_120 …". Throws Error
@@ -45,9 +44,11 @@ class Op {
                 int rows, int cols, void* stream);
 
  private:
-  archfit_context* context_ = nullptr;
-  archfit_module* module_ = nullptr;
-  archfit_loaded_module* loaded_ = nullptr;  // on loaded_ordinal_
+  // archfit.hpp's owners free each handle; they go in reverse: the loaded
+  // module, then the module, then the context both came from.
+  archfit::Context context_;
+  archfit::Module module_;
+  std::optional<archfit::LoadedModule> loaded_;  // on loaded_ordinal_
   int loaded_ordinal_ = -1;
   void* function_ = nullptr;
 };

@@ -25,10 +25,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define ARCHFIT_VERSION_MAJOR 0
-#define ARCHFIT_VERSION_MINOR 1
-#define ARCHFIT_VERSION_PATCH 0
-#define ARCHFIT_VERSION_STRING "0.1.0"
+/* ARCHFIT_VERSION_MAJOR, _MINOR, _PATCH and _STRING, generated from the
+ * build's one version (CMakeLists.txt). */
+#include "archfit/archfit_version.h"
 /* MAJOR * 10000 + MINOR * 100 + PATCH, as archfit_version() returns it. */
 #define ARCHFIT_VERSION_NUMBER \
   (ARCHFIT_VERSION_MAJOR * 10000 + ARCHFIT_VERSION_MINOR * 100 + ARCHFIT_VERSION_PATCH)
@@ -291,6 +290,20 @@ ARCHFIT_API const char* archfit_report_stack_fix(const archfit_report* report,
                                                  size_t index) ARCHFIT_NOEXCEPT;
 ARCHFIT_API const char* archfit_report_stack_fix_command(const archfit_report* report, size_t index,
                                                          size_t command) ARCHFIT_NOEXCEPT;
+
+/* Added in 0.1 after the stack accessors: the core's verdict table, the one
+ * answer to "does this verdict fail" that every front end reads (the check
+ * JSON carries the same table as "verdicts"). Verdicts are numbered from 0
+ * to archfit_verdict_count() - 1, best first; the names are static.
+ * archfit_verdict_blocks: 1 when a verdict fails on the device ("no-image",
+ * "ptx-too-new-for-driver", "driver-too-old", "wrong-platform"), 0 when it
+ * does not, -1 for a name this library does not know (or NULL).
+ * archfit_verdict_warns: 1 for a verdict that runs but should be said
+ * ("ptx-jit": the first run JIT-compiles), 0 otherwise, -1 as above. */
+ARCHFIT_API size_t archfit_verdict_count(void) ARCHFIT_NOEXCEPT;
+ARCHFIT_API const char* archfit_verdict_name(size_t index) ARCHFIT_NOEXCEPT;
+ARCHFIT_API int archfit_verdict_blocks(const char* verdict) ARCHFIT_NOEXCEPT;
+ARCHFIT_API int archfit_verdict_warns(const char* verdict) ARCHFIT_NOEXCEPT;
 
 /* ---- diagnosing an error ----------------------------------------------------
  *

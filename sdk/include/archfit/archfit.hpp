@@ -1,6 +1,9 @@
 // archfit — a header-only C++17 wrapper over the C ABI in archfit.h.
-// Handles become move-only RAII owners; a failing status becomes
-// archfit::Error carrying the status and archfit_last_error().
+// Every handle becomes a move-only RAII owner (Context, Scan, Report,
+// Diagnosis, Module, LoadedModule, PluginSet); a failing status becomes
+// archfit::Error carrying the status and archfit_last_error(). Strings
+// returned as std::string_view are borrowed from their owner and live as long
+// as it does.
 #ifndef ARCHFIT_ARCHFIT_HPP
 #define ARCHFIT_ARCHFIT_HPP
 
@@ -36,6 +39,12 @@ template <typename T, void (*Destroy)(T*)>
 struct Deleter {
   void operator()(T* handle) const noexcept { Destroy(handle); }
 };
+template <typename T, void (*Destroy)(T*)>
+using Owner = std::unique_ptr<T, Deleter<T, Destroy>>;
+// A borrowed C string as a view; NULL (an index out of range) as empty.
+inline std::string_view view(const char* text) noexcept {
+  return text ? std::string_view(text) : std::string_view();
+}
 }  // namespace detail
 
 // True when the loaded library speaks the ABI this header was written for.
@@ -73,6 +82,165 @@ class Scan {
   std::unique_ptr<archfit_scan, detail::Deleter<archfit_scan, archfit_scan_destroy>> handle_;
 };
 
+// The result of one check (archfit_check_run).
+class Report {
+ public:
+  archfit_overall_verdict verdict() const noexcept { return archfit_report_verdict(get()); }
+  // The answer in one line: "fails: PyTorch 2.5.1+cu124 has no image for …".
+  std::string_view summary() const noexcept { return detail::view(archfit_report_summary(get())); }
+  std::size_t stack_count() const noexcept { return archfit_report_stack_count(get()); }
+  std::string_view stack_name(std::size_t i) const noexcept {
+    return detail::view(archfit_report_stack_name(get(), i));
+  }
+  std::string_view stack_verdict(std::size_t i) const noexcept {
+    return detail::view(archfit_report_stack_verdict(get(), i));
+  }
+  // The core's answer: does this stack fail? (false past the last)
+  bool stack_blocks(std::size_t i) const noexcept {
+    return archfit_report_stack_blocks(get(), i) == 1;
+  }
+  std::string_view stack_fix(std::size_t i) const noexcept {
+    return detail::view(archfit_report_stack_fix(get(), i));
+  }
+  // Command `command` of the stack's fix; empty past the last.
+  std::string_view stack_fix_command(std::size_t i, std::size_t command) const noexcept {
+    return detail::view(archfit_report_stack_fix_command(get(), i, command));
+  }
+  std::size_t component_count() const noexcept { return archfit_report_component_count(get()); }
+  std::string_view component_name(std::size_t i) const noexcept {
+    return detail::view(archfit_report_component_name(get(), i));
+  }
+  std::string_view component_verdict(std::size_t i) const noexcept {
+    return detail::view(archfit_report_component_verdict(get(), i));
+  }
+  bool component_blocks(std::size_t i) const noexcept {
+    return archfit_report_component_blocks(get(), i) == 1;
+  }
+  // The archfit.check/1 document.
+  std::string_view json() const {
+    const char* text = nullptr;
+    detail::check(archfit_report_json(get(), &text));
+    return text;
+  }
+  const archfit_report* get() const noexcept { return handle_.get(); }
+
+ private:
+  friend class Context;
+  explicit Report(archfit_report* handle) : handle_(handle) {}
+  detail::Owner<archfit_report, archfit_report_destroy> handle_;
+};
+
+// One error explained (archfit_diagnose_run).
+class Diagnosis {
+ public:
+  archfit_diagnosis_info info() const {
+    archfit_diagnosis_info out{};
+    out.struct_size = sizeof out;
+    detail::check(archfit_diagnosis_get_info(get(), &out));
+    return out;
+  }
+  // Step `i` of the fix, and sentence `i` of the environment's evidence;
+  // empty past the last.
+  std::string_view fix(std::size_t i) const noexcept {
+    return detail::view(archfit_diagnosis_fix(get(), i));
+  }
+  std::string_view evidence(std::size_t i) const noexcept {
+    return detail::view(archfit_diagnosis_evidence(get(), i));
+  }
+  // The archfit.diagnosis/1 document.
+  std::string_view json() const {
+    const char* text = nullptr;
+    detail::check(archfit_diagnosis_json(get(), &text));
+    return text;
+  }
+  const archfit_diagnosis* get() const noexcept { return handle_.get(); }
+
+ private:
+  friend class Context;
+  explicit Diagnosis(archfit_diagnosis* handle) : handle_(handle) {}
+  detail::Owner<archfit_diagnosis, archfit_diagnosis_destroy> handle_;
+};
+
+// A module loaded on one device (Module::load).
+class LoadedModule {
+ public:
+  // The kernel (a CUfunction) registered under that entry point.
+  void* function(const std::string& entry_point) const {
+    void* out = nullptr;
+    detail::check(archfit_loaded_module_function(get(), entry_point.c_str(), &out));
+    return out;
+  }
+  void launch(void* function, const archfit_launch_config& config, void** parameters) const {
+    detail::check(archfit_loaded_module_launch(get(), function, &config, parameters));
+  }
+  // Which path the load took and why; strings borrowed from this module.
+  archfit_load_info info() const {
+    archfit_load_info out{};
+    out.struct_size = sizeof out;
+    detail::check(archfit_loaded_module_info(get(), &out));
+    return out;
+  }
+  archfit_loaded_module* get() const noexcept { return handle_.get(); }
+
+ private:
+  friend class Module;
+  explicit LoadedModule(archfit_loaded_module* handle) : handle_(handle) {}
+  detail::Owner<archfit_loaded_module, archfit_loaded_module_destroy> handle_;
+};
+
+// An op's kernels, registered once and loaded per device
+// (archfit_module_create, Context::module).
+class Module {
+ public:
+  // Loaded on device `ordinal` the first time; the same module after.
+  LoadedModule load(int ordinal) const {
+    archfit_loaded_module* loaded = nullptr;
+    detail::check(archfit_module_load(handle_.get(), ordinal, &loaded));
+    return LoadedModule(loaded);
+  }
+  archfit_module* get() const noexcept { return handle_.get(); }
+
+ private:
+  friend class Context;
+  explicit Module(archfit_module* handle) : handle_(handle) {}
+  detail::Owner<archfit_module, archfit_module_destroy> handle_;
+};
+
+// The plugins found and loaded (archfit_plugins_load): copies, so nothing in
+// it needs a plugin library to stay loaded.
+class PluginSet {
+ public:
+  std::size_t count() const noexcept { return archfit_plugin_set_count(get()); }
+  archfit_plugin_entry entry(std::size_t i) const {
+    archfit_plugin_entry out{};
+    out.struct_size = sizeof out;
+    detail::check(archfit_plugin_set_get(get(), i, &out));
+    return out;
+  }
+  std::string_view module_name(std::size_t i, std::size_t module) const noexcept {
+    return detail::view(archfit_plugin_set_module_name(get(), i, module));
+  }
+  std::size_t rejected_count() const noexcept { return archfit_plugin_set_rejected_count(get()); }
+  std::string_view rejected_path(std::size_t i) const noexcept {
+    return detail::view(archfit_plugin_set_rejected_path(get(), i));
+  }
+  std::string_view rejected_reason(std::size_t i) const noexcept {
+    return detail::view(archfit_plugin_set_rejected_reason(get(), i));
+  }
+  // {searched, loaded, rejected}, as `archfit plugins list --json` prints it.
+  std::string_view json() const {
+    const char* text = nullptr;
+    detail::check(archfit_plugin_set_json(get(), &text));
+    return text;
+  }
+  const archfit_plugin_set* get() const noexcept { return handle_.get(); }
+
+ private:
+  friend class Context;
+  explicit PluginSet(archfit_plugin_set* handle) : handle_(handle) {}
+  detail::Owner<archfit_plugin_set, archfit_plugin_set_destroy> handle_;
+};
+
 class Context {
  public:
   Context() : Context(nullptr) {}
@@ -95,11 +263,40 @@ class Context {
     detail::check(archfit_scan_buffer(handle_.get(), data, size, name.c_str(), &options, &scan));
     return Scan(scan);
   }
+  // Probe, scan, judge and advise: a failing environment is a Report whose
+  // verdict() is ARCHFIT_FAILS; only a check that cannot run throws.
+  Report check(const archfit_check_options& options) const {
+    archfit_report* report = nullptr;
+    detail::check(archfit_check_run(handle_.get(), &options, &report));
+    return Report(report);
+  }
+  Diagnosis diagnose(const archfit_diagnose_options& options) const {
+    archfit_diagnosis* diagnosis = nullptr;
+    detail::check(archfit_diagnose_run(handle_.get(), &options, &diagnosis));
+    return Diagnosis(diagnosis);
+  }
+  Module module(const archfit_module_desc& desc) const {
+    archfit_module* module = nullptr;
+    detail::check(archfit_module_create(handle_.get(), &desc, &module));
+    return Module(module);
+  }
+  // search: nullptr for ARCHFIT_PLUGIN_PATH, then the install's plugin folder.
+  PluginSet plugins(const archfit_plugin_search* search = nullptr) const {
+    archfit_plugin_set* set = nullptr;
+    detail::check(archfit_plugins_load(handle_.get(), search, &set));
+    return PluginSet(set);
+  }
+  // The kernel module of that name a loaded plugin offers.
+  Module module(const PluginSet& plugins, const std::string& module_name) const {
+    archfit_module* module = nullptr;
+    detail::check(archfit_plugin_set_module_create(handle_.get(), plugins.get(),
+                                                   module_name.c_str(), &module));
+    return Module(module);
+  }
   archfit_context* get() const noexcept { return handle_.get(); }
 
  private:
-  std::unique_ptr<archfit_context, detail::Deleter<archfit_context, archfit_context_destroy>>
-      handle_;
+  detail::Owner<archfit_context, archfit_context_destroy> handle_;
 };
 
 }  // namespace archfit

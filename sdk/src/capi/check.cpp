@@ -1,4 +1,5 @@
 #include <memory>
+#include <optional>
 
 #include "check/report_json.hpp"
 #include "check_settings.hpp"
@@ -105,6 +106,24 @@ const char* archfit_report_stack_verdict(const archfit_report* report, size_t in
 int archfit_report_stack_blocks(const archfit_report* report, size_t index) noexcept {
   const auto* stack = stack_at(report, index);
   return stack ? (archfit::compat::is_failure(stack->verdict) ? 1 : 0) : -1;
+}
+
+size_t archfit_verdict_count(void) noexcept { return archfit::compat::verdict_table().size(); }
+
+const char* archfit_verdict_name(size_t index) noexcept {
+  // The names are string literals (compat/verdict.cpp): NUL-terminated, static.
+  const auto table = archfit::compat::verdict_table();
+  return index < table.size() ? table[index].name.data() : nullptr;
+}
+
+int archfit_verdict_blocks(const char* verdict) noexcept {
+  const auto known = verdict ? archfit::compat::verdict_from_string(verdict) : std::nullopt;
+  return known ? (archfit::compat::is_failure(*known) ? 1 : 0) : -1;
+}
+
+int archfit_verdict_warns(const char* verdict) noexcept {
+  const auto known = verdict ? archfit::compat::verdict_from_string(verdict) : std::nullopt;
+  return known ? (archfit::compat::is_warning(*known) ? 1 : 0) : -1;
 }
 
 const char* archfit_report_stack_fix(const archfit_report* report, size_t index) noexcept {

@@ -14,6 +14,7 @@
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
 using archfit::capi::require_argument;
+using archfit::capi::write_output;
 namespace check = archfit::check;
 namespace diagnose = archfit::diagnose;
 
@@ -106,14 +107,8 @@ archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
   return guarded(__func__, [&] {
     require_argument(diagnosis, "diagnosis");
     require_argument(out_info, "out_info");
-    constexpr size_t kFirstRelease = offsetof(archfit_diagnosis_info, evidence_count) + sizeof(size_t);
-    if (out_info->struct_size < kFirstRelease)
-      throw invalid("out_info->struct_size is " + std::to_string(out_info->struct_size) +
-                    ", smaller than any archfit_diagnosis_info (" + std::to_string(kFirstRelease) +
-                    "): set it to sizeof(archfit_diagnosis_info)");
     const diagnose::Diagnosis& d = diagnosis->result;
     archfit_diagnosis_info info{};
-    info.struct_size = out_info->struct_size;
     info.recognised = d.recognised() ? 1 : 0;
     info.category = d.category.c_str();
     info.confidence = d.confidence.c_str();
@@ -128,8 +123,8 @@ archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
     info.environment = d.environment ? d.environment->verdict.c_str() : nullptr;
     info.fix_count = d.fix.size();
     info.evidence_count = d.environment ? d.environment->evidence.size() : 0;
-    // The fields this library knows; a newer caller's tail is left alone.
-    std::memcpy(out_info, &info, std::min<size_t>(out_info->struct_size, sizeof info));
+    write_output(out_info, info, offsetof(archfit_diagnosis_info, evidence_count) + sizeof(size_t),
+                 "out_info", "archfit_diagnosis_info");
   });
 }
 

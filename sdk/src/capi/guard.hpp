@@ -2,6 +2,7 @@
 // The one place where C++ meets the C ABI: every extern "C" body runs inside
 // guarded(), which turns any exception into an archfit_status plus a
 // thread-local message, so nothing C++ ever crosses the boundary.
+#include <cstddef>
 #include <cstring>
 #include <exception>
 #include <new>
@@ -80,6 +81,22 @@ T read_options(const T* given, const char* name) {
   std::memcpy(&options, given, known);
   options.struct_size = sizeof(T);
   return options;
+}
+
+// Output structs, the other way: the caller sets `struct_size`; a caller
+// built against any release since `first_release` bytes is answered with the
+// fields both know (what fits its struct_size), and a newer caller's tail is
+// left as it was. Smaller than any release: INVALID_ARGUMENT naming `name`.
+template <typename T>
+void write_output(T* out, T filled, std::size_t first_release, const char* name, const char* type) {
+  if (out->struct_size < first_release) {
+    throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
+                   std::string(name) + "->struct_size is " + std::to_string(out->struct_size) +
+                       ", smaller than any " + type + " (" + std::to_string(first_release) +
+                       "): set it to sizeof(" + type + ")"};
+  }
+  filled.struct_size = out->struct_size;
+  std::memcpy(out, &filled, out->struct_size < sizeof(T) ? out->struct_size : sizeof(T));
 }
 
 }  // namespace archfit::capi

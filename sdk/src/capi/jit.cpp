@@ -9,6 +9,7 @@
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
 using archfit::capi::require_argument;
+using archfit::capi::write_output;
 namespace jit = archfit::jit;
 
 namespace {
@@ -108,18 +109,16 @@ archfit_status archfit_loaded_module_info(const archfit_loaded_module* loaded,
   return guarded(__func__, [&] {
     require_argument(loaded, "loaded");
     require_argument(out_info, "out_info");
-    if (out_info->struct_size < offsetof(archfit_load_info, milliseconds) + sizeof(double)) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "out_info->struct_size is " +
-                                                         std::to_string(out_info->struct_size) +
-                                                         "; set it to sizeof(archfit_load_info)"};
-    }
     const jit::LoadReport& report = loaded->loaded->report();
-    out_info->path = loaded->path.c_str();
-    out_info->arch = report.arch.c_str();
-    out_info->reason = report.reason.c_str();
-    out_info->cache = report.cache_source.c_str();
-    out_info->device_name = report.device_name.c_str();
-    out_info->milliseconds = report.milliseconds;
+    archfit_load_info info{};
+    info.path = loaded->path.c_str();
+    info.arch = report.arch.c_str();
+    info.reason = report.reason.c_str();
+    info.cache = report.cache_source.c_str();
+    info.device_name = report.device_name.c_str();
+    info.milliseconds = report.milliseconds;
+    write_output(out_info, info, offsetof(archfit_load_info, milliseconds) + sizeof(double),
+                 "out_info", "archfit_load_info");
   });
 }
 

@@ -13,6 +13,7 @@
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
 using archfit::capi::require_argument;
+using archfit::capi::write_output;
 namespace plugin = archfit::plugin;
 namespace jit = archfit::jit;
 
@@ -46,25 +47,23 @@ archfit_status archfit_plugin_set_get(const archfit_plugin_set* set, size_t inde
   return guarded(__func__, [&] {
     require_argument(set, "set");
     require_argument(out_entry, "out_entry");
-    if (out_entry->struct_size < offsetof(archfit_plugin_entry, milliseconds) + sizeof(double)) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
-                     "out_entry->struct_size is " + std::to_string(out_entry->struct_size) +
-                         "; set it to sizeof(archfit_plugin_entry)"};
-    }
     if (index >= set->set.loaded.size()) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
                      "index " + std::to_string(index) + " is out of range: the set holds " +
                          std::to_string(set->set.loaded.size()) + " loaded plugins"};
     }
     const plugin::LoadedPlugin& loaded = set->set.loaded[index];
-    out_entry->name = loaded.name.c_str();
-    out_entry->version = loaded.version.c_str();
-    out_entry->description = loaded.description.c_str();
-    out_entry->manifest = loaded.manifest.path.c_str();
-    out_entry->abi = loaded.abi;
-    out_entry->module_count = loaded.modules.size();
-    out_entry->probe_json = loaded.probe_json.empty() ? nullptr : loaded.probe_json.c_str();
-    out_entry->milliseconds = loaded.milliseconds;
+    archfit_plugin_entry entry{};
+    entry.name = loaded.name.c_str();
+    entry.version = loaded.version.c_str();
+    entry.description = loaded.description.c_str();
+    entry.manifest = loaded.manifest.path.c_str();
+    entry.abi = loaded.abi;
+    entry.module_count = loaded.modules.size();
+    entry.probe_json = loaded.probe_json.empty() ? nullptr : loaded.probe_json.c_str();
+    entry.milliseconds = loaded.milliseconds;
+    write_output(out_entry, entry, offsetof(archfit_plugin_entry, milliseconds) + sizeof(double),
+                 "out_entry", "archfit_plugin_entry");
   });
 }
 

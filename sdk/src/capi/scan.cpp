@@ -10,6 +10,7 @@
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
 using archfit::capi::require_argument;
+using archfit::capi::write_output;
 namespace binary = archfit::binary;
 
 namespace {
@@ -142,11 +143,6 @@ archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
   return guarded(__func__, [&] {
     require_argument(scan, "scan");
     require_argument(out, "out");
-    if (out->struct_size < sizeof(archfit_image_info)) {
-      throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "out->struct_size is " +
-                                                         std::to_string(out->struct_size) +
-                                                         "; set it to sizeof(archfit_image_info)"};
-    }
     if (index >= scan->result.images.size()) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT,
                      "image index " + std::to_string(index) + " is out of range (" +
@@ -154,7 +150,6 @@ archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
     }
     const binary::Image& image = scan->result.images[index];
     archfit_image_info info{};
-    info.struct_size = sizeof(archfit_image_info);
     info.kind = kind_of(image.kind);
     info.sm = image.sm;
     info.variant = variant_of(image.variant);
@@ -168,9 +163,8 @@ archfit_status archfit_scan_image(const archfit_scan* scan, size_t index,
     info.uncompressed_size = image.uncompressed_size;
     info.offset = image.offset;
     info.section = image.section.c_str();
-    const uint32_t caller_size = out->struct_size;
-    std::memcpy(out, &info, sizeof info);  // a newer caller's extra tail is left as it was
-    out->struct_size = caller_size;
+    // Every field has been there since the first release.
+    write_output(out, info, sizeof(archfit_image_info), "out", "archfit_image_info");
   });
 }
 

@@ -1,6 +1,7 @@
 #include "report_json.hpp"
 
 #include "binary/path_bytes.hpp"
+#include "compat/verdict.hpp"
 #include "util/text.hpp"
 
 namespace archfit::check {
@@ -219,7 +220,17 @@ json check_document(const CheckReport& report) {
                                         {"not_asked", report.confirm->not_asked}}
                                  : json(nullptr)},
       {"findings", report.findings},
-      {"unread", report.unread}};
+      {"unread", report.unread},
+      {"verdicts", verdict_table_json()}};
+}
+
+json verdict_table_json() {
+  json table = json::object();
+  for (const auto& facts : compat::verdict_table()) {
+    table[std::string(facts.name)] = {
+        {"blocks", facts.blocks}, {"warns", facts.warns}, {"meaning", std::string(facts.meaning)}};
+  }
+  return table;
 }
 
 }  // namespace archfit::check

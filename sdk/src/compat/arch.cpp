@@ -88,4 +88,29 @@ ComputeCapability parse_compute_capability(std::string_view text) {
   return arch.cc;
 }
 
+std::string Target::number() const {
+  const char* suffix = arch.variant == binary::Variant::arch_specific     ? "a"
+                       : arch.variant == binary::Variant::family_specific ? "f"
+                                                                          : "";
+  return std::to_string(arch.cc.sm()) + suffix;
+}
+
+std::string Target::to_string() const { return (ptx ? "compute_" : "sm_") + number(); }
+
+std::optional<Target> parse_target(std::string_view text) {
+  const bool ptx = text.starts_with("compute_");
+  if (!ptx && !text.starts_with("sm_")) return std::nullopt;
+  const std::string_view rest = without_prefix(text);
+  // Digits, then at most one `a` or `f`: no major.minor after a prefix.
+  const std::string_view digits = !rest.empty() && (rest.back() == 'a' || rest.back() == 'f')
+                                      ? rest.substr(0, rest.size() - 1)
+                                      : rest;
+  if (!read_number(digits)) return std::nullopt;
+  try {
+    return Target{parse_arch(text), ptx};
+  } catch (const CompatError&) {
+    return std::nullopt;  // a number under 10
+  }
+}
+
 }  // namespace archfit::compat

@@ -3,6 +3,7 @@
 // target, families, and the names people and tools write them with.
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,5 +49,18 @@ std::string family_name(ComputeCapability cc);  // "10.x"
 ComputeCapability parse_compute_capability(std::string_view text);
 // The same forms with an optional `a` or `f`: "sm_90a", "compute_100f", "12.0f".
 Arch parse_arch(std::string_view text);
+
+// A compile target as NVRTC, nvcc and fatbinary name one: "sm_90a" asks for
+// a CUBIN for that arch, "compute_120" for PTX. Parsed here only; the jit
+// module and the CLI ask this, never the strings.
+struct Target {
+  Arch arch;
+  bool ptx = false;               // compute_XY: PTX; sm_XY: a CUBIN
+  std::string to_string() const;  // "sm_90a", "compute_120"
+  std::string number() const;     // what follows the prefix: "90a", "120"
+};
+// "sm_XY", "sm_XYa", "sm_XYf" or "compute_XY[a|f]"; nullopt for anything
+// else ("12.0", "120", "sm_9", "gfx90a").
+std::optional<Target> parse_target(std::string_view text);
 
 }  // namespace archfit::compat

@@ -8,48 +8,56 @@ namespace archfit::compat {
 namespace {
 
 // In badness order, best first; worst_of and badness both read it.
-constexpr std::array<std::pair<Verdict, std::string_view>, 9> kVerdicts = {{
-    {Verdict::unknown, "unknown"},
-    {Verdict::no_device_code, "no-device-code"},
-    {Verdict::relocatable_only, "relocatable-only"},
-    {Verdict::native, "native"},
-    {Verdict::ptx_jit, "ptx-jit"},
-    {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver"},
-    {Verdict::driver_too_old, "driver-too-old"},
-    {Verdict::no_image, "no-image"},
-    {Verdict::wrong_platform, "wrong-platform"},
+constexpr std::array<VerdictFacts, 9> kVerdicts = {{
+    {Verdict::unknown, "unknown", false, false,
+     "there is device code, but no GPU to judge it against"},
+    {Verdict::no_device_code, "no-device-code", false, false, "no CUDA device code at all"},
+    {Verdict::relocatable_only, "relocatable-only", false, false,
+     "only device-link inputs, which are never launched"},
+    {Verdict::native, "native", false, false, "a SASS image runs on the device"},
+    {Verdict::ptx_jit, "ptx-jit", false, true,
+     "no SASS for the device, but PTX the driver JIT-compiles: it runs, the first run is slow"},
+    {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver", true, false,
+     "PTX would run, but the driver does not know its ISA version"},
+    {Verdict::driver_too_old, "driver-too-old", true, false,
+     "the driver is older than the build's CUDA major or the GPU needs"},
+    {Verdict::no_image, "no-image", true, false, "nothing here can run on the device"},
+    {Verdict::wrong_platform, "wrong-platform", true, false,
+     "built for another CPU: the loader refuses it"},
 }};
+
+const VerdictFacts& facts_of(Verdict verdict) {
+  for (const auto& facts : kVerdicts) {
+    if (facts.verdict == verdict) return facts;
+  }
+  return kVerdicts.front();  // unreachable: every enumerator is in the table
+}
 
 }  // namespace
 
-std::string_view to_string(Verdict verdict) {
-  for (const auto& [value, name] : kVerdicts) {
-    if (value == verdict) return name;
-  }
-  return "unknown";
-}
+std::span<const VerdictFacts> verdict_table() { return kVerdicts; }
+
+std::string_view to_string(Verdict verdict) { return facts_of(verdict).name; }
 
 std::optional<Verdict> verdict_from_string(std::string_view name) {
-  for (const auto& [value, known] : kVerdicts) {
-    if (known == name) return value;
+  for (const auto& facts : kVerdicts) {
+    if (facts.name == name) return facts.verdict;
   }
   return std::nullopt;
 }
 
-bool is_failure(Verdict verdict) {
-  return verdict == Verdict::no_image || verdict == Verdict::ptx_too_new_for_driver ||
-         verdict == Verdict::driver_too_old || verdict == Verdict::wrong_platform;
-}
+bool is_failure(Verdict verdict) { return facts_of(verdict).blocks; }
 
-bool is_warning(Verdict verdict) { return verdict == Verdict::ptx_jit; }
+bool is_warning(Verdict verdict) { return facts_of(verdict).warns; }
+
+bool runs(Verdict verdict) { return verdict == Verdict::native || verdict == Verdict::ptx_jit; }
 
 int badness(Verdict verdict) {
   for (std::size_t i = 0; i < kVerdicts.size(); ++i) {
-    if (kVerdicts[i].first == verdict) return static_cast<int>(i);
+    if (kVerdicts[i].verdict == verdict) return static_cast<int>(i);
   }
   return 0;
 }
-
 Verdict worst_of(std::span<const Verdict> verdicts) {
   Verdict worst = Verdict::no_device_code;
   for (const Verdict verdict : verdicts) {

@@ -25,15 +25,30 @@ enum class Verdict {
   unknown,
 };
 
+// The one verdict table: what each verdict is called and whether it fails.
+// Every front end reads `blocks` and `warns` from here — the check JSON's
+// per-item fields and its `verdicts` table, archfit_verdict_blocks() in the
+// C ABI — and keeps no list of its own.
+struct VerdictFacts {
+  Verdict verdict;
+  std::string_view name;     // "no-image"
+  bool blocks;               // the code fails on the device
+  bool warns;                // it runs, but the user should hear about it
+  std::string_view meaning;  // one sentence, for the JSON table and docs
+};
+// Every verdict once, best first (the badness order below).
+std::span<const VerdictFacts> verdict_table();
+
 std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
 // The code will fail on the device: no-image, ptx-too-new-for-driver,
-// driver-too-old and wrong-platform. Every front end reads this answer from
-// the core (the JSON's `blocks`), never a list of its own.
+// driver-too-old and wrong-platform (the table's `blocks`).
 bool is_failure(Verdict verdict);
-// It works, but the user should hear about it: ptx-jit.
+// It works, but the user should hear about it: ptx-jit (the table's `warns`).
 bool is_warning(Verdict verdict);
+// It runs on the device: native SASS, or PTX the driver JIT-compiles.
+bool runs(Verdict verdict);
 
 // Worst first: wrong-platform, no-image, driver-too-old,
 // ptx-too-new-for-driver, ptx-jit, native, relocatable-only, no-device-code.

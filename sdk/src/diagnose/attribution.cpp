@@ -5,6 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "env/python_env.hpp"
+#include "env/requirement.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace archfit::diagnose {
@@ -112,25 +114,8 @@ std::optional<Culprit> attribute(const std::vector<Frame>& frames, const kb::Kno
   return torch;
 }
 
-namespace {
-
-// PEP 503: lower case, and every run of "-", "_" and "." one "-".
-std::string normalised(std::string_view name) {
-  std::string out;
-  for (const char c : name) {
-    if (c == '-' || c == '_' || c == '.') {
-      if (out.empty() || out.back() != '-') out += '-';
-    } else {
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-  }
-  return out;
-}
-
-}  // namespace
-
 bool same_component(std::string_view a, std::string_view b) {
-  return normalised(a) == normalised(b);
+  return env::normalize_distribution_name(a) == env::normalize_distribution_name(b);
 }
 
 std::string installed_version(const Culprit& culprit) {
@@ -139,19 +124,7 @@ std::string installed_version(const Culprit& culprit) {
   for (const std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
     const size_t at = path.rfind(marker);
     if (at == std::string::npos) continue;
-    const std::filesystem::path site = path.substr(0, at + marker.size());
-    std::error_code error;
-    // "xformers-0.0.28.post1.dist-info": the name, as pip writes it, then the version.
-    for (std::filesystem::directory_iterator entry(site, error), end; !error && entry != end;
-         entry.increment(error)) {
-      const std::string name = entry->path().filename().string();
-      if (!name.ends_with(".dist-info")) continue;
-      const size_t dash = name.find('-');
-      if (dash == std::string::npos) continue;
-      if (same_component(name.substr(0, dash), culprit.name))
-        return name.substr(dash + 1, name.size() - dash - 1 - std::string_view(".dist-info").size());
-    }
-    return {};
+    return env::installed_version(path.substr(0, at + marker.size()), culprit.name);
   }
   return {};
 }

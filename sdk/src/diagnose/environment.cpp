@@ -1,6 +1,7 @@
 #include "environment.hpp"
 
 #include "attribution.hpp"
+#include "compat/verdict.hpp"
 
 namespace archfit::diagnose {
 
@@ -47,12 +48,24 @@ const json& array_field(const json& object, const char* key, const std::string& 
   return field(object, key, json::value_t::array, where);
 }
 
+// What compat's verdict table says of a verdict named in a report; a name
+// this archfit does not know blocks nothing.
+bool verdict_blocks(const std::string& name) {
+  const auto verdict = compat::verdict_from_string(name);
+  return verdict && compat::is_failure(*verdict);
+}
+
 bool optional_bool(const json& object, const char* key, bool otherwise) {
   const auto found = object.find(key);
   return found != object.end() && found->is_boolean() ? found->get<bool>() : otherwise;
 }
 
 }  // namespace
+
+bool EnvironmentComponent::runs() const {
+  const auto known = compat::verdict_from_string(verdict);
+  return known && compat::runs(*known);
+}
 
 const EnvironmentDevice* Environment::device_named(const std::string& name) const {
   for (const auto& device : devices) {
@@ -113,9 +126,7 @@ Environment read_environment(const json& document, std::string source) {
     component.version = optional_string(item, "version", where);
     component.kind = optional_string(item, "kind", where);
     component.verdict = field(item, "verdict", json::value_t::string, where).get<std::string>();
-    component.blocks = optional_bool(
-        item, "blocks",
-        component.verdict == "no-image" || component.verdict == "ptx-too-new-for-driver");
+    component.blocks = optional_bool(item, "blocks", verdict_blocks(component.verdict));
     component.device = optional_string(item, "device", where);
     component.evidence = optional_string(item, "evidence", where);
     if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
@@ -149,7 +160,7 @@ Environment read_environment(const json& document, std::string source) {
       stack.anchor = optional_string(item, "anchor", where);
       stack.version = optional_string(item, "version", where);
       stack.verdict = optional_string(item, "verdict", where);
-      stack.blocks = optional_bool(item, "blocks", false);
+      stack.blocks = optional_bool(item, "blocks", verdict_blocks(stack.verdict));
       stack.title = optional_string(item, "title", where);
       stack.evidence = optional_string(item, "evidence", where);
       if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {

@@ -42,12 +42,12 @@ struct EnvironmentComponent {
   std::vector<std::string> fix_commands;
   std::vector<EnvironmentBinary> binaries;
   // The core's word on whether the verdict fails ("blocks"); a report from
-  // before that field was written reads it from the two failing verdicts it knew.
+  // before that field was written takes it from compat's verdict table.
   bool blocks = false;
 
   bool fails() const { return blocks; }
-  // Runs, natively or through the driver's JIT.
-  bool runs() const { return verdict == "native" || verdict == "ptx-jit"; }
+  // Runs, natively or through the driver's JIT (compat::runs).
+  bool runs() const;
 };
 
 // A stack as the check judged it (check-json.md "stacks").

@@ -1,11 +1,10 @@
 #include "cuda_driver.hpp"
 
 #include <cstdio>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
-#include "driver_library.hpp"
+#include "sys/driver_library.hpp"
+#include "util/file.hpp"
 
 namespace archfit::env {
 
@@ -24,11 +23,9 @@ std::string format_uuid(const CUuuid& uuid) {
 }
 
 void read_release(const DriverProbeOptions& options, DriverProbe& probe) {
-  std::ifstream in(options.proc_version);
-  if (!in) return;  // no kernel module loaded: the findings already say why
-  std::ostringstream text;
-  text << in.rdbuf();
-  probe.release = parse_nvrm_release(text.str());
+  const auto text = util::read_file(options.proc_version);
+  if (!text) return;  // no kernel module loaded: the findings already say why
+  probe.release = parse_nvrm_release(*text);
 }
 
 }  // namespace
@@ -47,14 +44,14 @@ std::string parse_nvrm_release(const std::string& text) {
 DriverProbe probe_driver(const DriverProbeOptions& options) {
   DriverProbe probe;
   read_release(options, probe);
-  DriverLibrary library(options.library);
+  sys::DriverLibrary library(options.library);
   if (!library.loaded()) {
     probe.findings.push_back(library.failure());
     return probe;
   }
   probe.library = library.location();
 
-  const DriverApi& api = library.api();
+  const sys::DriverApi& api = library.api();
   // What the probe cannot do without; the UUID is optional.
   const auto lacking =
       library.lacking({"cuInit", "cuDriverGetVersion", "cuDeviceGetCount", "cuDeviceGet",

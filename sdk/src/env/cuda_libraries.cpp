@@ -12,7 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "trust.hpp"
+#include "sys/trust.hpp"
+#include "util/file.hpp"
 
 namespace archfit::env {
 
@@ -164,12 +165,9 @@ class VersionReader {
   static std::optional<nlohmann::json> read_version_json(const fs::path& file) {
     std::error_code error;
     if (!fs::is_regular_file(file, error)) return std::nullopt;
-    const auto size = fs::file_size(file, error);
-    if (error || size > kMaxVersionJsonBytes) return std::nullopt;
-    std::ifstream in(file, std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
-    auto json = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+    const auto text = util::read_file(file, nullptr, kMaxVersionJsonBytes);
+    if (!text) return std::nullopt;
+    auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return std::nullopt;  // unreadable or malformed: the file name tells
     return json;
   }
@@ -205,11 +203,11 @@ CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_
   CudaLibrarySearch search;
   search.site_packages = site_packages;
   // As the loader does, a setuid process ignores LD_LIBRARY_PATH; and
-  // CUDA_HOME, which names where NVRTC is loaded from (env/trust.hpp).
-  search.ld_library_path = split_path_list(trusted_path_variable("LD_LIBRARY_PATH"));
-  if (const char* home = trusted_path_variable("CUDA_HOME")) {
+  // CUDA_HOME, which names where NVRTC is loaded from (sys/trust.hpp).
+  search.ld_library_path = split_path_list(sys::trusted_path_variable("LD_LIBRARY_PATH"));
+  if (const char* home = sys::trusted_path_variable("CUDA_HOME")) {
     search.cuda_home = home;
-  } else if (const char* path = trusted_path_variable("CUDA_PATH")) {
+  } else if (const char* path = sys::trusted_path_variable("CUDA_PATH")) {
     search.cuda_home = path;
   }
   std::error_code error;

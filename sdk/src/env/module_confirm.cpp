@@ -6,7 +6,7 @@
 #include "binary/elf.hpp"
 #include "binary/fatbin.hpp"
 #include "binary/payload.hpp"
-#include "driver_library.hpp"
+#include "sys/driver_library.hpp"
 
 namespace archfit::env {
 
@@ -117,14 +117,14 @@ const void* bytes_for_driver(const std::vector<uint8_t>& image, std::vector<uint
   return copy.data();
 }
 
-std::string describe(const DriverLibrary& library, CUresult result) {
+std::string describe(const sys::DriverLibrary& library, CUresult result) {
   return library.error_name(result) + ": " + library.error_text(result);
 }
 
 constexpr const char* kNotConfirmed = " The verdicts could not be confirmed by the driver.";
 
 // Whether the library has what loading modules needs; if not, a finding says what is missing.
-bool can_load_modules(const DriverLibrary& library, ModuleConfirmation& out) {
+bool can_load_modules(const sys::DriverLibrary& library, ModuleConfirmation& out) {
   if (!library.lacking({"cuInit", "cuDeviceGet"}).empty()) {
     out.findings.push_back(library.not_a_driver() + kNotConfirmed);
     return false;
@@ -140,7 +140,7 @@ bool can_load_modules(const DriverLibrary& library, ModuleConfirmation& out) {
   return false;
 }
 
-void describe_device(const DriverApi& api, CUdevice device, ModuleConfirmation& out) {
+void describe_device(const sys::DriverApi& api, CUdevice device, ModuleConfirmation& out) {
   if (api.device_get_name) {
     char name[256] = {};
     if (api.device_get_name(name, sizeof name - 1, device) == CUDA_SUCCESS) out.device_name = name;
@@ -151,8 +151,8 @@ void describe_device(const DriverApi& api, CUdevice device, ModuleConfirmation& 
   }
 }
 
-ModuleLoad load_one(const DriverLibrary& library, const ModuleRequest& request) {
-  const DriverApi& api = library.api();
+ModuleLoad load_one(const sys::DriverLibrary& library, const ModuleRequest& request) {
+  const sys::DriverApi& api = library.api();
   ModuleLoad load;
   load.label = request.label;
   load.problem = cut_short(request.image);
@@ -178,14 +178,14 @@ ModuleLoad load_one(const DriverLibrary& library, const ModuleRequest& request) 
 ModuleConfirmation confirm_modules(std::span<const ModuleRequest> requests,
                                    const ModuleConfirmOptions& options) {
   ModuleConfirmation out;
-  DriverLibrary library(options.library);
+  sys::DriverLibrary library(options.library);
   if (!library.loaded()) {
     out.findings.push_back(library.failure() + kNotConfirmed);
     return out;
   }
   out.library = library.location();
   if (!can_load_modules(library, out)) return out;
-  const DriverApi& api = library.api();
+  const sys::DriverApi& api = library.api();
   if (api.driver_get_version && api.driver_get_version(&out.cuda_version) != CUDA_SUCCESS)
     out.cuda_version = 0;
 

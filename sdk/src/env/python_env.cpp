@@ -1,17 +1,12 @@
 #include "python_env.hpp"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <regex>
 #include <sstream>
 #include <system_error>
 
 #include "binary/file_names.hpp"
+#include "util/file.hpp"
 
 namespace archfit::env {
 
@@ -25,36 +20,9 @@ constexpr std::uintmax_t kMaxMetadataBytes = 16u << 20;
 
 std::optional<std::string> read_small_file(const fs::path& path,
                                            std::vector<EnvProblem>& problems) {
-  // One open, one fstat, one read: a torch venv has 80 dist-info folders.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  struct stat info {};
-  if (fd < 0 || ::fstat(fd, &info) != 0) {
-    problems.push_back({path, "cannot read " + path.string() + ": " + std::strerror(errno)});
-    if (fd >= 0) ::close(fd);
-    return std::nullopt;
-  }
-  if (static_cast<std::uintmax_t>(info.st_size) > kMaxMetadataBytes) {
-    ::close(fd);
-    problems.push_back({path, path.string() + " is " + std::to_string(info.st_size) +
-                                  " bytes; not read (limit " + std::to_string(kMaxMetadataBytes) +
-                                  ")"});
-    return std::nullopt;
-  }
-  std::string text(static_cast<size_t>(info.st_size), '\0');
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t got = ::read(fd, text.data() + done, text.size() - done);
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) {
-      problems.push_back({path, "cannot read " + path.string() + ": " + std::strerror(errno)});
-      ::close(fd);
-      return std::nullopt;
-    }
-    if (got == 0) break;  // shrank while read: what is there is what it says
-    done += static_cast<size_t>(got);
-  }
-  ::close(fd);
-  text.resize(done);
+  std::string problem;
+  auto text = util::read_file(path, &problem, kMaxMetadataBytes);
+  if (!text) problems.push_back({path, problem});
   return text;
 }
 
@@ -211,6 +179,19 @@ const Distribution* SitePackages::find(std::string_view name) const {
 const Distribution* SitePackages::owner_of(const fs::path& file) const {
   const auto it = owners_.find(file.lexically_normal().native());
   return it == owners_.end() ? nullptr : &distributions[it->second];
+}
+
+std::string installed_version(const fs::path& site, std::string_view distribution) {
+  const std::string wanted = normalize_distribution_name(distribution);
+  std::error_code error;
+  for (fs::directory_iterator entry(site, error), end; !error && entry != end;
+       entry.increment(error)) {
+    const std::string folder = entry->path().filename().string();
+    if (!folder.ends_with(".dist-info")) continue;
+    const auto [name, version] = split_dist_info_name(folder);
+    if (normalize_distribution_name(name) == wanted) return version;
+  }
+  return {};
 }
 
 SitePackages read_site_packages(const fs::path& given_root) {

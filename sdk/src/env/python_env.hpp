@@ -63,6 +63,11 @@ struct SitePackages {
 // problem and the rest of the directory is still read.
 SitePackages read_site_packages(const std::filesystem::path& root);
 
+// The version of `distribution` installed in `site`, as its dist-info
+// folder's name says ("xformers-0.0.28.post1.dist-info"), names compared as
+// PEP 503 names; "" when none is there. Lists the folder; reads no METADATA.
+std::string installed_version(const std::filesystem::path& site, std::string_view distribution);
+
 // torch/version.py's __version__, cuda and hip assignments; nullopt when
 // the text has no __version__.
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text);

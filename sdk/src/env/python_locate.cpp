@@ -1,6 +1,6 @@
 #include "python_locate.hpp"
 
-#include "run_program.hpp"
+#include "sys/run_program.hpp"
 
 #include <unistd.h>
 
@@ -27,12 +27,12 @@ bool is_packages_dir(const fs::path& path) {
 
 std::string run_captured(const fs::path& program, const std::vector<std::string>& args,
                          std::chrono::milliseconds timeout) {
-  ProgramOptions options;
+  sys::ProgramOptions options;
   options.timeout = timeout;
   options.max_output = 1u << 20;  // sys.path is never a megabyte
-  ProgramResult result;
+  sys::ProgramResult result;
   try {
-    result = run_program(program, args, options);
+    result = sys::run_program(program, args, options);
   } catch (const std::system_error& error) {
     throw LocateError("cannot run the Python at " + program.string() + ": " +
                       std::strerror(error.code().value()));

@@ -2,11 +2,11 @@
 
 #include <chrono>
 #include <cstring>
-#include <fstream>
 #include <functional>
-#include <sstream>
 
+#include "compat/arch.hpp"
 #include "jit/nvrtc/nvrtc_error.hpp"
+#include "util/file.hpp"
 
 namespace archfit::jit {
 
@@ -18,13 +18,6 @@ namespace {
 // directory but a mistake, and the key says so rather than reading gigabytes.
 constexpr size_t kMaxIncludeFiles = 4096;
 constexpr uint64_t kMaxIncludeBytes = 64ull << 20;
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // "-I DIR", "-IDIR", "--include-path=DIR" → DIR; "" for other options.
 std::string include_dir(const std::vector<std::string>& options, size_t& i) {
@@ -47,7 +40,8 @@ void add_include_files(const fs::path& dir, CacheKeyInput& input) {
       input.headers.emplace_back("-I " + dir.string(), "(too large to hash)");
       return;
     }
-    input.headers.emplace_back(it->path().string(), read_file(it->path()));
+    input.headers.emplace_back(it->path().string(),
+                               util::read_file(it->path()).value_or(std::string()));
   }
 }
 
@@ -142,7 +136,8 @@ CachedCompile compile_through(KernelCache& cache, const CompileRequest& request,
   const auto start = std::chrono::steady_clock::now();
   CachedCompile out;
   out.key = compile_key(facts, request);
-  out.format = request.target.rfind("compute_", 0) == 0 ? ImageFormat::ptx : ImageFormat::cubin;
+  const auto target = compat::parse_target(request.target);
+  out.format = target && target->ptx ? ImageFormat::ptx : ImageFormat::cubin;
   const CacheResult result =
       cache.get_or_build(out.key, [&] { return encode_payload(nvrtc().compile(request)); });
   decode_payload(*result.image, out);

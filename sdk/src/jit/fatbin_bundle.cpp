@@ -4,13 +4,20 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
 #include "binary/parallel.hpp"
+#include "cached_compile.hpp"
+#include "compat/arch.hpp"
 #include "env/python_locate.hpp"
-#include "env/run_program.hpp"
-#include "env/trust.hpp"
+#include "nvrtc/nvrtc_discovery.hpp"
+#include "nvrtc/target_plan.hpp"
+#include "sys/child_process.hpp"
+#include "sys/run_program.hpp"
+#include "sys/trust.hpp"
+#include "util/file.hpp"
 
 namespace archfit::jit {
 
@@ -26,25 +33,53 @@ bool executable(const fs::path& path) {
 
 // "sm_90a" → {"elf", "90a"}; "compute_120" → {"ptx", "120"}.
 std::pair<std::string, std::string> fatbinary_kind(const std::string& arch) {
-  if (arch.rfind("compute_", 0) == 0) return {"ptx", arch.substr(8)};
-  if (arch.rfind("sm_", 0) == 0) return {"elf", arch.substr(3)};
-  throw BundleError("--arch " + arch + ": expected sm_XY[a|f] or compute_XY");
+  const auto target = compat::parse_target(arch);
+  if (!target) throw BundleError("--arch " + arch + ": expected sm_XY[a|f] or compute_XY");
+  return {target->ptx ? "ptx" : "elf", target->number()};
+}
+
+// In the child: `arch` through the kernel cache, as `archfit jit compile`
+// would, the image written to `image_file` (PTX without its NUL, as
+// fatbinary reads a .ptx file); the answer for the parent.
+nlohmann::json compile_one(const BundleRequest& request, const std::string& source,
+                           const std::string& arch, const fs::path& image_file) {
+  CompileRequest compile;
+  compile.source = source;
+  compile.source_name = request.source.filename().string();
+  compile.target = arch;
+  compile.options = request.options;
+  compile.name_expressions = request.name_expressions;
+  KernelCache cache(KernelCache::options_from_environment());
+  // NVRTC is known by its recorded facts and loaded only on a miss.
+  LazyNvrtc nvrtc(default_nvrtc_search());
+  const CachedCompile compiled =
+      compile_cached(nvrtc, cache, compile, [&](const NvrtcFacts& facts, CompileRequest&) {
+        require_known_target(arch, facts.supported_archs, facts.description);
+      });
+  const auto& bytes = *compiled.image;
+  size_t size = bytes.size();
+  if (compiled.format == ImageFormat::ptx && size && bytes[size - 1] == std::byte{0}) --size;
+  std::ofstream out(image_file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + image_file.string());
+  return {{"milliseconds", compiled.milliseconds}, {"cache", to_string(compiled.source)}};
 }
 
 }  // namespace
 
 // A program archfit runs: the variables that name it are ignored when setuid
-// (env/trust.hpp).
+// (sys/trust.hpp).
 fs::path find_fatbinary() {
-  if (const char* given = env::trusted_path_variable("ARCHFIT_FATBINARY")) return given;
+  if (const char* given = sys::trusted_path_variable("ARCHFIT_FATBINARY")) return given;
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = env::trusted_path_variable(variable)) {
+    if (const char* root = sys::trusted_path_variable(variable)) {
       if (executable(fs::path(root) / "bin" / "fatbinary"))
         return fs::path(root) / "bin" / "fatbinary";
     }
   }
   if (executable("/usr/local/cuda/bin/fatbinary")) return "/usr/local/cuda/bin/fatbinary";
-  if (const char* path = env::trusted_path_variable("PATH"))
+  if (const char* path = sys::trusted_path_variable("PATH"))
     return env::find_program("fatbinary", path).value_or(fs::path());
   return {};
 }
@@ -74,31 +109,46 @@ BundleResult build_bundle(const BundleRequest& request) {
     }
   } cleanup{work};
 
+  std::string problem;
+  const auto source = util::read_file(request.source, &problem);
+  if (!source) throw BundleError(problem);
+
   result.images.resize(request.archs.size());
   std::vector<std::string> failures(request.archs.size());
   const unsigned jobs = request.jobs ? request.jobs : binary::default_threads();
-  env::ProgramOptions options;
-  options.timeout = kCompileLimit;
-  options.merge_stderr = true;
+  sys::ChildLimits limits;
+  limits.time_limit = kCompileLimit;
+  limits.max_bytes = size_t{1} << 20;  // the answer is a line of JSON; the image goes to a file
   binary::parallel_for(request.archs.size(), jobs, [&](size_t i) {
     const std::string& arch = request.archs[i];
-    std::vector<std::string> args = {"jit", "compile", request.source.string(), "--arch",
-                                     arch,  "-o",      (work / arch).string(),  "--json"};
-    args.insert(args.end(), request.compile_args.begin(), request.compile_args.end());
-    const env::ProgramResult run = env::run_program(request.archfit, args, options);
-    if (!run.succeeded()) {
-      failures[i] = arch + " (" + run.how_it_ended(options.timeout) + "):\n" + run.output;
+    const fs::path image_file = work / arch;
+    const sys::ChildOutcome outcome = sys::run_in_child(
+        [&] {
+          nlohmann::json answer;
+          try {
+            answer = compile_one(request, *source, arch, image_file);
+          } catch (const std::exception& error) {
+            answer = {{"error", error.what()}};
+          }
+          // NVRTC's log is not always UTF-8: replace what is not, never throw.
+          const std::string text =
+              answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          return std::vector<uint8_t>(text.begin(), text.end());
+        },
+        limits);
+    if (const std::string failure = sys::describe_failure(outcome, limits, "compiling");
+        !failure.empty()) {
+      failures[i] = arch + " (" + failure + ")\n";
       return;
     }
-    const auto brace = run.output.find('{');
-    const auto json = brace == std::string::npos
-                          ? nlohmann::json()
-                          : nlohmann::json::parse(run.output.substr(brace), nullptr,
-                                                  /*allow_exceptions=*/false);
-    result.images[i].arch = arch;
-    if (json.is_object()) {
-      result.images[i].milliseconds = json.value("milliseconds", 0.0);
-      result.images[i].cache = json.value("cache", "");
+    const auto answer = nlohmann::json::parse(outcome.output.begin(), outcome.output.end(), nullptr,
+                                              /*allow_exceptions=*/false);
+    if (!answer.is_object()) {
+      failures[i] = arch + " (its compile sent no answer)\n";
+    } else if (answer.contains("error")) {
+      failures[i] = arch + ":\n" + answer.value("error", std::string()) + "\n";
+    } else {
+      result.images[i] = {arch, answer.value("milliseconds", 0.0), answer.value("cache", "")};
     }
   });
   std::string failed;
@@ -111,7 +161,10 @@ BundleResult build_bundle(const BundleRequest& request) {
     const auto [kind, sm] = fatbinary_kind(arch);
     args.push_back("--image3=kind=" + kind + ",sm=" + sm + ",file=" + (work / arch).string());
   }
-  const env::ProgramResult packed = env::run_program(result.fatbinary, args, options);
+  sys::ProgramOptions options;
+  options.timeout = kCompileLimit;
+  options.merge_stderr = true;
+  const sys::ProgramResult packed = sys::run_program(result.fatbinary, args, options);
   if (!packed.succeeded()) {
     throw BundleError(result.fatbinary.string() + " failed (" +
                       packed.how_it_ended(options.timeout) + "):\n" + packed.output);

@@ -1,8 +1,10 @@
 #pragma once
 // `archfit jit bundle`: ahead-of-time images of one source for a fleet's
-// archs, compiled in parallel processes (NVRTC serialises much of a compile
-// on a process-wide lock, so threads would not scale) through the kernel
-// cache, then put into one fatbin by the toolkit's own `fatbinary`.
+// archs, each compiled through the kernel cache in a child process of its own
+// (sys/child_process.hpp: NVRTC serialises much of a compile on a
+// process-wide lock, so threads would not scale; a forked child has an NVRTC
+// of its own and needs no program to run), then put into one fatbin by the
+// toolkit's own `fatbinary`.
 #include <filesystem>
 #include <stdexcept>
 #include <string>
@@ -16,17 +18,17 @@ class BundleError : public std::runtime_error {
 };
 
 struct BundleRequest {
-  std::filesystem::path archfit;  // the archfit command that compiles each arch
   std::filesystem::path source;
-  std::vector<std::string> archs;         // "sm_100", "sm_120", "compute_120"
-  std::vector<std::string> compile_args;  // passed to each `archfit jit compile`
+  std::vector<std::string> archs;             // "sm_100", "sm_120", "compute_120"
+  std::vector<std::string> options;           // NVRTC options: "-I<dir>", "-DNAME", "--std=c++17"
+  std::vector<std::string> name_expressions;  // "rmsnorm<float>"
   std::filesystem::path output;
-  unsigned jobs = 0;  // processes at once; 0: one per CPU
+  unsigned jobs = 0;  // compiles at once; 0: one per CPU
 };
 
 struct BundleImage {
   std::string arch;
-  double milliseconds = 0;  // that process's compile (or cache lookup)
+  double milliseconds = 0;  // that child's compile (or cache lookup)
   std::string cache;        // "built", "primary", …
 };
 
@@ -40,8 +42,9 @@ struct BundleResult {
 // then PATH; empty when there is none.
 std::filesystem::path find_fatbinary();
 
-// Throws BundleError naming the arch and carrying the compile's own output
-// when one fails, or what to install when fatbinary is missing.
+// Throws BundleError naming the arch and carrying NVRTC's own message (its
+// whole log) when one fails, or how its child ended when it crashed or ran
+// past the time limit, or what to install when fatbinary is missing.
 BundleResult build_bundle(const BundleRequest& request);
 
 }  // namespace archfit::jit

@@ -4,11 +4,11 @@
 #include <optional>
 
 #include "binary/scanner.hpp"
-#include "env/driver_library.hpp"
 #include "jit/cached_compile.hpp"
 #include "jit/nvrtc/nvrtc.hpp"
 #include "jit/nvrtc/nvrtc_facts.hpp"
 #include "jit/nvrtc/target_plan.hpp"
+#include "sys/driver_library.hpp"
 
 namespace archfit::jit {
 
@@ -20,13 +20,13 @@ using Clock = std::chrono::steady_clock;
 
 // One libcuda per path for the whole process, initialised once, never
 // unloaded (the driver runs threads after cuInit).
-const env::DriverLibrary& driver_library(const fs::path& path) {
+const sys::DriverLibrary& driver_library(const fs::path& path) {
   static std::mutex mutex;
-  static std::map<fs::path, std::unique_ptr<env::DriverLibrary>> libraries;
+  static std::map<fs::path, std::unique_ptr<sys::DriverLibrary>> libraries;
   const std::lock_guard lock(mutex);
   auto& library = libraries[path];
   if (!library) {
-    library = std::make_unique<env::DriverLibrary>(path);
+    library = std::make_unique<sys::DriverLibrary>(path);
     if (!library->loaded()) throw JitError(library->failure());
     const auto missing = library->lacking(
         {"cuInit", "cuDeviceGet", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain",
@@ -50,14 +50,14 @@ bool is_name_expression(const std::string& entry) {
   return entry.find_first_of("<(:") != std::string::npos;
 }
 
-void check(const env::DriverLibrary& driver, CUresult result, const std::string& what) {
+void check(const sys::DriverLibrary& driver, CUresult result, const std::string& what) {
   if (result != CUDA_SUCCESS) throw JitError(what + ": " + driver.error_text(result));
 }
 
 // The device's primary context, current on this thread for the scope.
 class ContextScope {
  public:
-  ContextScope(const env::DriverLibrary& driver, CUcontext context) : driver_(driver) {
+  ContextScope(const sys::DriverLibrary& driver, CUcontext context) : driver_(driver) {
     check(driver_, driver_.api().ctx_push_current(context), "cuCtxPushCurrent");
   }
   ~ContextScope() {
@@ -68,13 +68,13 @@ class ContextScope {
   ContextScope& operator=(const ContextScope&) = delete;
 
  private:
-  const env::DriverLibrary& driver_;
+  const sys::DriverLibrary& driver_;
 };
 
 }  // namespace
 
 struct LoadedModuleState {
-  const env::DriverLibrary* driver = nullptr;
+  const sys::DriverLibrary* driver = nullptr;
   CUdevice device = 0;
   CUcontext context = nullptr;
   CUmodule module = nullptr;
@@ -156,7 +156,7 @@ std::shared_ptr<LoadedModule> KernelModule::load(int ordinal) {
 
 std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
   const auto start = Clock::now();
-  const env::DriverLibrary& driver = driver_library(options_.libcuda);
+  const sys::DriverLibrary& driver = driver_library(options_.libcuda);
   const auto& api = driver.api();
   std::shared_ptr<LoadedModule> loaded(new LoadedModule());
   loaded->module_name_ = spec_.name;

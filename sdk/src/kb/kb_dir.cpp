@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <system_error>
 
-#include "env/module_location.hpp"
-#include "env/trust.hpp"
 #include "knowledge_base.hpp"
+#include "sys/module_location.hpp"
+#include "sys/trust.hpp"
 
 #ifndef ARCHFIT_KB_SOURCE_DIR
 #define ARCHFIT_KB_SOURCE_DIR ""
@@ -36,8 +36,8 @@ fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
     }
     return *explicit_dir;
   }
-  // What archfit believes about GPUs: ignored when setuid (env/trust.hpp).
-  if (const char* env = env::trusted_path_variable("ARCHFIT_KB_DIR")) {
+  // What archfit believes about GPUs: ignored when setuid (sys/trust.hpp).
+  if (const char* env = sys::trusted_path_variable("ARCHFIT_KB_DIR")) {
     if (!has_kb(env)) {
       throw KbError(std::string("ARCHFIT_KB_DIR=") + env +
                     ": not a knowledge-base directory (no gpus.yaml)");
@@ -47,7 +47,7 @@ fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
   // <prefix>/bin/archfit, <prefix>/lib/libarchfit.so and
   // <prefix>/lib/<multiarch>/libarchfit.so all find <prefix>/share/archfit/kb.
   const auto relative = fs::path(ARCHFIT_KB_DATADIR) / "archfit" / "kb";
-  if (const auto module_dir = env::running_module_dir(); !module_dir.empty()) {
+  if (const auto module_dir = sys::running_module_dir(); !module_dir.empty()) {
     for (const auto& prefix : {module_dir.parent_path(), module_dir.parent_path().parent_path()}) {
       if (has_kb(prefix / relative)) return prefix / relative;
     }

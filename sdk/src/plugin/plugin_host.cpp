@@ -15,11 +15,11 @@
 #include <sstream>
 #include <system_error>
 
-#include "env/module_location.hpp"
-#include "env/trust.hpp"
 #include "jit/module_desc.hpp"
-#include "plugin_sandbox.hpp"
 #include "plugin_wire.hpp"
+#include "sys/child_process.hpp"
+#include "sys/module_location.hpp"
+#include "sys/trust.hpp"
 
 #ifndef ARCHFIT_PLUGIN_INSTALL_SUBDIR
 #define ARCHFIT_PLUGIN_INSTALL_SUBDIR "lib/archfit/plugins"
@@ -151,15 +151,15 @@ LoadedPlugin load_in_this_process(const Manifest& manifest, uint32_t abi_min, ui
 std::vector<fs::path> plugin_directories(const PluginSearch& search) {
   std::vector<fs::path> candidates = search.paths;
   if (search.environment) {
-    // Ignored when setuid (env/trust.hpp).
-    if (const char* value = env::trusted_path_variable("ARCHFIT_PLUGIN_PATH")) {
+    // Ignored when setuid (sys/trust.hpp).
+    if (const char* value = sys::trusted_path_variable("ARCHFIT_PLUGIN_PATH")) {
       std::stringstream list(value);
       for (std::string item; std::getline(list, item, ':');)
         if (!item.empty()) candidates.emplace_back(item);
     }
   }
   if (search.install_dir) {
-    if (const fs::path module = env::running_module_dir(); !module.empty())
+    if (const fs::path module = sys::running_module_dir(); !module.empty())
       candidates.push_back(module.parent_path() / ARCHFIT_PLUGIN_INSTALL_SUBDIR);
   }
   std::vector<fs::path> directories;
@@ -207,22 +207,22 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
   std::error_code error;
   if (!fs::is_regular_file(manifest.library, error))
     throw PluginError("its library " + manifest.library.string() + " does not exist");
-  // Code another user could have replaced is never loaded (env/trust.hpp):
+  // Code another user could have replaced is never loaded (sys/trust.hpp):
   // judged along the whole path, so a plugin's own subfolder, and the folder
   // `library: ../../x.so` leads to, count as much as the file (issue 24).
   for (const fs::path& file : {manifest_path, manifest.library}) {
-    if (auto untrusted = env::untrusted_path_chain(file, "plugins", env::OtherWriters::group);
+    if (auto untrusted = sys::untrusted_path_chain(file, "plugins", sys::OtherWriters::group);
         !untrusted.empty())
       throw PluginError("refusing " + file.string() + ": " + untrusted);
   }
 
-  // The library is loaded only in a child process (plugin_sandbox.hpp):
+  // The library is loaded only in a child process (sys/child_process.hpp):
   // whatever its constructors, negotiation or probe do — crash, exit, hang —
   // ends that child, never this process, which never maps the library.
-  ChildLimits limits;
+  sys::ChildLimits limits;
   limits.time_limit = time_limit;
   limits.max_bytes = kPluginAnswerLimit;
-  const ChildOutcome outcome = run_in_child(
+  const sys::ChildOutcome outcome = sys::run_in_child(
       [&] {
         try {
           return encode_loaded(load_in_this_process(manifest, abi_min, abi_max));
@@ -233,10 +233,11 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
         }
       },
       limits);
-  if (const std::string failure = describe_failure(outcome, limits, "loading"); !failure.empty()) {
+  if (const std::string failure = sys::describe_failure(outcome, limits, "loading");
+      !failure.empty()) {
     // A host that ignores SIGCHLD hides how the child ended; its answer, if
     // whole, still says what happened.
-    if (outcome.ending != ChildOutcome::Ending::vanished || outcome.output.empty())
+    if (outcome.ending != sys::ChildOutcome::Ending::vanished || outcome.output.empty())
       throw PluginError(failure);
   }
   LoadedPlugin plugin = decode_answer(outcome.output, manifest);
@@ -272,7 +273,7 @@ PluginSet load_plugins(const PluginSearch& search) {
   std::map<std::string, fs::path> names;  // name → where the loaded one came from
   for (const auto& dir : plugin_directories(search)) {
     // A folder someone else can write to could hold anything: not searched.
-    if (auto untrusted = env::untrusted_because(dir, "plugins", env::OtherWriters::group);
+    if (auto untrusted = sys::untrusted_because(dir, "plugins", sys::OtherWriters::group);
         !untrusted.empty()) {
       set.rejected.push_back({dir, "refusing the folder: " + untrusted});
       continue;

@@ -1,7 +1,7 @@
 #pragma once
 // Finding and loading plugins (archfit_plugin.h): manifests in the search
 // path, read and trust-checked here; then, in a short-lived child process
-// (plugin_sandbox.hpp), each library loaded with Boost.DLL (rtld_now |
+// (sys/child_process.hpp), each library loaded with Boost.DLL (rtld_now |
 // rtld_local), the ABI negotiated, everything it offers (and its probe's
 // answer) copied out and sent back. This process never loads a plugin, so
 // nothing a plugin does — crash, exit, hang, leave threads or state behind —

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -508,3 +509,13 @@ def test_the_pack_folder_asks_pip_for_nothing_that_is_not_published():
     with open(os.path.join(pack, "pyproject.toml"), "rb") as f:
         project = tomllib.load(f)["project"]
     assert project["dependencies"] == []
+
+
+def test_the_registry_metadata_carries_the_projects_version(project_version):
+    """The Comfy Registry reads pyproject.toml as committed, so its version is
+    the one copy the build cannot generate: it must say CMakeLists.txt's."""
+    import re
+
+    text = (Path(REPO) / "host_adapters" / "comfyui" / "pyproject.toml").read_text()
+    match = re.search(r'^version = "([^"]+)"', text, re.MULTILINE)
+    assert match and match.group(1) == project_version, (match and match.group(1), project_version)

@@ -16,9 +16,10 @@
 //     module->launch(x, "rmsnorm_f32", {{rows, 1, 1}, {256, 1, 1}}, args);
 //   }
 //
-// Header-only over the C ABI (archfit.h), so it links only libarchfit and
-// torch. Every failure is a c10::Error (TORCH_CHECK) carrying archfit's own
-// message, which Python sees as a RuntimeError; nothing here aborts a host.
+// Header-only over the C ABI's C++ wrapper (archfit.hpp, whose owners free
+// every handle), so it links only libarchfit and torch. Every failure is a
+// c10::Error (TORCH_CHECK) carrying archfit's own message, which Python sees
+// as a RuntimeError; nothing here aborts a host.
 //
 // Which stream: with ARCHFIT_TORCH_CUDA=1 (define it where you link torch's
 // CUDA libraries, c10_cuda among them) the launch goes on
@@ -34,11 +35,12 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "archfit/archfit.h"
+#include "archfit/archfit.hpp"
 
 #if defined(ARCHFIT_TORCH_CUDA) && ARCHFIT_TORCH_CUDA
 #include <c10/cuda/CUDAStream.h>
@@ -46,9 +48,15 @@
 
 namespace archfit::torch {
 
-// Throws the c10::Error torch reports, naming what failed and why.
-inline void check(archfit_status status, const std::string& what) {
-  TORCH_CHECK(status == ARCHFIT_OK, "archfit: ", what, ": ", archfit_last_error());
+// Runs `call` (archfit.hpp, which throws archfit::Error) and throws the
+// c10::Error torch reports instead, naming what failed and why.
+template <typename Call>
+auto checked(const std::string& what, Call&& call) -> decltype(call()) {
+  try {
+    return call();
+  } catch (const archfit::Error& error) {
+    TORCH_CHECK(false, "archfit: ", what, ": ", error.what());
+  }
 }
 
 // The stream torch launches on for `device` now (a cudaStream_t).
@@ -86,10 +94,9 @@ class Module {
   // loads libcuda.so.1 as torch's CUDA does.
   explicit Module(const archfit_module_desc& desc, const char* libcuda = nullptr)
       : context_(make_context(libcuda)) {
-    archfit_module* module = nullptr;
-    check(archfit_module_create(context_.get(), &desc, &module),
-          std::string("registering kernel module ") + (desc.name ? desc.name : "(unnamed)"));
-    module_.reset(module);
+    module_.emplace(
+        checked(std::string("registering kernel module ") + (desc.name ? desc.name : "(unnamed)"),
+                [&] { return context_.module(desc); }));
   }
 
   // A module a plugin offers by name ("imagegen_ops.rmsnorm"), from the
@@ -105,14 +112,10 @@ class Module {
     search.struct_size = sizeof search;
     search.paths = folders.data();
     search.path_count = folders.size();
-    archfit_plugin_set* set = nullptr;
-    check(archfit_plugins_load(out.context_.get(), &search, &set), "loading plugins");
-    const std::unique_ptr<archfit_plugin_set, void (*)(archfit_plugin_set*)> owned(
-        set, archfit_plugin_set_destroy);
-    archfit_module* module = nullptr;
-    check(archfit_plugin_set_module_create(out.context_.get(), set, module_name.c_str(), &module),
-          "kernel module " + module_name);
-    out.module_.reset(module);
+    const archfit::PluginSet plugins =
+        checked("loading plugins", [&] { return out.context_.plugins(&search); });
+    out.module_.emplace(checked("kernel module " + module_name,
+                                [&] { return out.context_.module(plugins, module_name); }));
     return out;
   }
 
@@ -122,10 +125,8 @@ class Module {
   // How the module was loaded on `device` (loading it first if need be):
   // info.path is "prebuilt-sass", "driver-jit" or "nvrtc", info.reason why.
   archfit_load_info info(c10::Device device) {
-    archfit_load_info out{};
-    out.struct_size = sizeof out;
-    check(archfit_loaded_module_info(loaded(device).module, &out), "load info");
-    return out;
+    Loaded& on = loaded(device);
+    return checked("load info", [&] { return on.module.info(); });
   }
 
   // Launches `function` (an entry point the module names) on `device`'s
@@ -142,8 +143,8 @@ class Module {
     }
     config.shared_bytes = shape.shared_bytes;
     config.stream = stream;
-    check(archfit_loaded_module_launch(on.module, handle, &config, parameters),
-          "launching " + function + " on " + device.str());
+    checked("launching " + function + " on " + device.str(),
+            [&] { on.module.launch(handle, config, parameters); });
   }
 
   // The same on the device of `on` and torch's current stream there.
@@ -153,40 +154,28 @@ class Module {
   }
 
  private:
-  struct ContextDeleter {
-    void operator()(archfit_context* context) const noexcept { archfit_context_destroy(context); }
-  };
-  struct ModuleDeleter {
-    void operator()(archfit_module* module) const noexcept { archfit_module_destroy(module); }
-  };
-
   // A module loaded on one device, and the functions looked up in it.
   struct Loaded {
-    archfit_loaded_module* module = nullptr;
+    explicit Loaded(archfit::LoadedModule loaded) : module(std::move(loaded)) {}
+    archfit::LoadedModule module;
     std::mutex mutex;
     std::map<std::string, void*, std::less<>> functions;
-    ~Loaded() { archfit_loaded_module_destroy(module); }
     void* function(const std::string& name) {
       const std::lock_guard<std::mutex> lock(mutex);
       if (const auto found = functions.find(name); found != functions.end()) return found->second;
-      void* handle = nullptr;
-      check(archfit_loaded_module_function(module, name.c_str(), &handle),
-            "looking up kernel " + name);
+      void* handle = checked("looking up kernel " + name, [&] { return module.function(name); });
       functions.emplace(name, handle);
       return handle;
     }
   };
 
-  explicit Module(std::unique_ptr<archfit_context, ContextDeleter> context)
-      : context_(std::move(context)) {}
+  explicit Module(archfit::Context context) : context_(std::move(context)) {}
 
-  static std::unique_ptr<archfit_context, ContextDeleter> make_context(const char* libcuda) {
+  static archfit::Context make_context(const char* libcuda) {
     archfit_context_options options{};
     options.struct_size = sizeof options;
     options.libcuda = libcuda;
-    archfit_context* context = nullptr;
-    check(archfit_context_create(&options, &context), "creating a context");
-    return std::unique_ptr<archfit_context, ContextDeleter>(context);
+    return checked("creating a context", [&] { return archfit::Context(&options); });
   }
 
   Loaded& loaded(c10::Device device) {
@@ -205,18 +194,16 @@ class Module {
     const std::lock_guard<std::mutex> lock(*devices_mutex_);
     std::unique_ptr<Loaded>& slot = devices_[ordinal];
     if (!slot) {
-      auto fresh = std::make_unique<Loaded>();
-      check(archfit_module_load(module_.get(), ordinal, &fresh->module),
-            "loading kernel module on " + device.str());
-      slot = std::move(fresh);
+      slot = std::make_unique<Loaded>(checked("loading kernel module on " + device.str(),
+                                              [&] { return module_->load(ordinal); }));
     }
     return *slot;
   }
 
   // Destroyed in reverse: loaded modules, then the module, then the context
   // every one of them was made from.
-  std::unique_ptr<archfit_context, ContextDeleter> context_;
-  std::unique_ptr<archfit_module, ModuleDeleter> module_;
+  archfit::Context context_;
+  std::optional<archfit::Module> module_;
   std::unique_ptr<std::mutex> devices_mutex_ = std::make_unique<std::mutex>();
   std::map<int, std::unique_ptr<Loaded>> devices_;
 };

@@ -11,7 +11,7 @@
 #include <cstring>
 #include <system_error>
 
-#include "env/trust.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::jit {
 
@@ -20,9 +20,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // Where the cache lives decides what kernels a process launches: ignored
-// when setuid (env/trust.hpp).
+// when setuid (sys/trust.hpp).
 std::optional<std::string> environment(const char* name) {
-  const char* value = env::trusted_path_variable(name);
+  const char* value = sys::trusted_path_variable(name);
   if (value == nullptr) return std::nullopt;
   return std::string(value);
 }
@@ -43,7 +43,7 @@ std::optional<fs::path> home_dir() {
 // others …"); "" when it can.
 std::string unsafe(const fs::path& dir, const struct stat& info) {
   if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  return env::untrusted_because(dir, info, "kernels");
+  return sys::untrusted_because(dir, info, "kernels");
 }
 
 bool accessible(const fs::path& dir, int mode) {

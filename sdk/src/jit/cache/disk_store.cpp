@@ -13,9 +13,9 @@
 #include <map>
 #include <system_error>
 
-#include "env/trust.hpp"
 #include "jit/cache/cache_key.hpp"
 #include "jit/cache/entry_format.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::jit {
 
@@ -94,7 +94,7 @@ std::string DiskStore::make_subdir(std::string_view key) const {
   }
   // One that was there already may be another's: nothing is written,
   // locked or removed through it.
-  if (auto untrusted = env::untrusted_below(root_, subdir(key), "kernels"); !untrusted.empty())
+  if (auto untrusted = sys::untrusted_below(root_, subdir(key), "kernels"); !untrusted.empty())
     return "refusing to write there: " + untrusted;
   return "";
 }
@@ -117,7 +117,7 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
   };
   // The folders above the entry too (issue 24): a shard made 0777, or
   // swapped for a link to another user's folder, is not read from.
-  if (auto untrusted = env::untrusted_below(root_, path.parent_path(), "kernels");
+  if (auto untrusted = sys::untrusted_below(root_, path.parent_path(), "kernels");
       !untrusted.empty())
     return bad("not trusted: " + untrusted);
   const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
@@ -128,7 +128,7 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
   struct stat info {};
   if (::fstat(file.fd, &info) != 0) return bad(std::strerror(errno));
   if (!S_ISREG(info.st_mode)) return bad("not a regular file");
-  if (auto untrusted = env::untrusted_because(path, info, "kernels"); !untrusted.empty())
+  if (auto untrusted = sys::untrusted_because(path, info, "kernels"); !untrusted.empty())
     return bad("not trusted: " + untrusted);
   const auto size = static_cast<uint64_t>(info.st_size);
   std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
@@ -204,12 +204,12 @@ std::string DiskStore::write(std::string_view key, std::span<const std::byte> pa
 }
 
 void DiskStore::discard(std::string_view key) const {
-  if (!env::untrusted_below(root_, subdir(key), "kernels").empty()) return;
+  if (!sys::untrusted_below(root_, subdir(key), "kernels").empty()) return;
   ::unlink(entry_path(key).c_str());
 }
 
 bool DiskStore::remove(std::string_view key) const {
-  if (!env::untrusted_below(root_, subdir(key), "kernels").empty()) return false;
+  if (!sys::untrusted_below(root_, subdir(key), "kernels").empty()) return false;
   auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
   if (!lock) return false;
   ::unlink(entry_path(key).c_str());
@@ -222,10 +222,10 @@ DiskStore::Listing DiskStore::list(EntryCheck check) const {
   std::error_code error;
   // A shard that fails the trust rule is not listed: its entries would be
   // served, touched or evicted through it.
-  if (!env::untrusted_below(root_, entries_root_, "kernels").empty()) return listing;
+  if (!sys::untrusted_below(root_, entries_root_, "kernels").empty()) return listing;
   for (fs::directory_iterator sub(entries_root_, error), end; !error && sub != end;
        sub.increment(error)) {
-    if (!env::untrusted_below(root_, sub->path(), "kernels").empty()) continue;
+    if (!sys::untrusted_below(root_, sub->path(), "kernels").empty()) continue;
     std::error_code inner;
     for (fs::directory_iterator file(sub->path(), inner); !inner && file != end;
          file.increment(inner)) {

@@ -13,8 +13,9 @@
 #include <regex>
 #include <sstream>
 
+#include "compat/arch.hpp"
 #include "cuda_headers.hpp"
-#include "env/trust.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::jit {
 
@@ -53,7 +54,7 @@ enum class SeedSupport : int { unknown, yes, no };
 
 // Loads the file for good: RTLD_NOLOAD|RTLD_NODELETE on a copy already
 // loaded makes it permanent, so the shared_library's dlclose is harmless
-// (as env/driver_library does for libcuda).
+// (as sys/driver_library does for libcuda).
 void keep_loaded(const fs::path& location) {
   ::dlopen(location.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
 }
@@ -93,12 +94,6 @@ size_t version_part_count(const std::string& version) {
 bool starts_with_version(const std::string& version, const NvrtcVersion& nvrtc) {
   const std::string prefix = nvrtc.to_string() + ".";
   return version.starts_with(prefix);
-}
-
-// "sm_120", "sm_90a", "compute_100f".
-const std::regex& target_pattern() {
-  static const std::regex pattern(R"((sm|compute)_([0-9]+)([af]?))");
-  return pattern;
 }
 
 bool names_arch(const std::string& option) {
@@ -246,7 +241,7 @@ Nvrtc Nvrtc::load(const NvrtcCandidate& candidate) {
   // along its whole real path. A site-packages wheel is the environment's own.
   if (candidate.origin == "ARCHFIT_NVRTC" || candidate.origin == "CUDA_HOME" ||
       candidate.origin == "LD_LIBRARY_PATH") {
-    if (auto untrusted = env::untrusted_path_chain(path, "libraries"); !untrusted.empty())
+    if (auto untrusted = sys::untrusted_path_chain(path, "libraries"); !untrusted.empty())
       throw NvrtcError(path.string() + " (from " + candidate.origin +
                        ") is not loaded: " + untrusted + ".");
   }
@@ -414,8 +409,8 @@ struct ProgramGuard {
 CompileResult Nvrtc::compile(const CompileRequest& request) const {
   const Impl& impl = *impl_;
   const NvrtcApi& api = impl.api;
-  std::smatch match;
-  if (!std::regex_match(request.target, match, target_pattern())) {
+  const auto target = compat::parse_target(request.target);
+  if (!target) {
     throw NvrtcError("\"" + request.target +
                      "\" is not a target NVRTC compiles for: write sm_XY, "
                      "sm_XYa, sm_XYf (a CUBIN) or compute_XY (PTX).");
@@ -431,7 +426,7 @@ CompileResult Nvrtc::compile(const CompileRequest& request) const {
 
   CompileResult result;
   result.target = request.target;
-  result.format = match[1] == "sm" ? ImageFormat::cubin : ImageFormat::ptx;
+  result.format = target->ptx ? ImageFormat::ptx : ImageFormat::cubin;
 
   std::vector<const char*> header_names, header_contents;
   for (const auto& [name, content] : request.headers) {

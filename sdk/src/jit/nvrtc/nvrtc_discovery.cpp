@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "env/cuda_libraries.hpp"
-#include "env/trust.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::jit {
 
@@ -191,8 +191,8 @@ int compare_versions(const std::string& a, const std::string& b) {
 NvrtcSearch default_nvrtc_search(const std::vector<fs::path>& site_packages) {
   const auto loader = env::default_cuda_library_search(site_packages);
   NvrtcSearch search;
-  // A library archfit loads: ignored when setuid (env/trust.hpp).
-  if (const char* value = env::trusted_path_variable("ARCHFIT_NVRTC"))
+  // A library archfit loads: ignored when setuid (sys/trust.hpp).
+  if (const char* value = sys::trusted_path_variable("ARCHFIT_NVRTC"))
     search.archfit_nvrtc = value;
   search.cuda_home = loader.cuda_home;
   search.ld_library_path = loader.ld_library_path;

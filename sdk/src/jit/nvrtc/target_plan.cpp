@@ -102,4 +102,16 @@ TargetPlan plan_target(ComputeCapability device, const Nvrtc& nvrtc, const kb::K
                      TargetPlanOptions{nvrtc.info().version, kb, allow_ptx});
 }
 
+void require_known_target(const std::string& target, std::span<const int> supported,
+                          const std::string& nvrtc) {
+  const auto parsed = compat::parse_target(target);
+  if (!parsed) return;
+  const int arch = static_cast<int>(parsed->arch.cc.sm());
+  if (std::find(supported.begin(), supported.end(), arch) != supported.end()) return;
+  std::string known;
+  for (const int each : supported)
+    known += (known.empty() ? "sm_" : ", sm_") + std::to_string(each);
+  throw NoTargetError(nvrtc + " cannot compile for " + target + "; it knows " + known);
+}
+
 }  // namespace archfit::jit

@@ -39,4 +39,11 @@ TargetPlan plan_target(compat::ComputeCapability device, std::span<const int> su
 TargetPlan plan_target(compat::ComputeCapability device, const Nvrtc& nvrtc,
                        const kb::KnowledgeBase* kb = nullptr, bool allow_ptx = true);
 
+// A target named outright (`jit compile --arch`, `jit bundle`): throws
+// NoTargetError when `supported` (nvrtcGetSupportedArchs) lacks its arch,
+// naming `nvrtc` ("NVRTC 13.0.88") and the archs it does know. A name that is
+// not a target at all is left for NVRTC's request check to refuse.
+void require_known_target(const std::string& target, std::span<const int> supported,
+                          const std::string& nvrtc);
+
 }  // namespace archfit::jit

@@ -5,7 +5,7 @@
 #include <string>
 #include <system_error>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 namespace fs = std::filesystem;
 
@@ -26,4 +26,4 @@ fs::path running_module_dir() {
   return module.parent_path();
 }
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

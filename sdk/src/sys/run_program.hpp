@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 struct ProgramResult {
   bool exited = false;  // false: killed by `signal`, or stopped at the limit
@@ -32,4 +32,4 @@ struct ProgramOptions {
 ProgramResult run_program(const std::filesystem::path& program,
                           const std::vector<std::string>& args, const ProgramOptions& options = {});
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

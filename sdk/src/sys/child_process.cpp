@@ -1,4 +1,4 @@
-#include "plugin_sandbox.hpp"
+#include "child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,7 +13,7 @@
 #include <system_error>
 #include <thread>
 
-namespace archfit::plugin {
+namespace archfit::sys {
 
 namespace {
 
@@ -202,4 +202,4 @@ std::string describe_failure(const ChildOutcome& outcome, const ChildLimits& lim
   return "";
 }
 
-}  // namespace archfit::plugin
+}  // namespace archfit::sys

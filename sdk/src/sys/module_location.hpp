@@ -4,9 +4,9 @@
 // base, plugins) is found relative to it.
 #include <filesystem>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 // The directory of that file; empty when it cannot be told.
 std::filesystem::path running_module_dir();
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

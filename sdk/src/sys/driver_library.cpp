@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 struct DriverLibrary::Handle {
   boost::dll::shared_library library;
@@ -99,4 +99,4 @@ std::string DriverLibrary::error_text(CUresult result) const {
   return "CUDA error " + std::to_string(static_cast<int>(result));
 }
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 // Every driver entry point archfit calls; null where the library lacks it.
 // cuda.h maps several API names to versioned symbols (cuDeviceTotalMem →
@@ -84,4 +84,4 @@ class DriverLibrary {
   std::vector<std::string> missing_;  // exported names not found, first of each alternative
 };
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

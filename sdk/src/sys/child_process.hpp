@@ -3,8 +3,10 @@
 // fork() (no exec, so there is no helper executable to install), run the
 // work there, read the bytes it returns over a pipe within a time limit and
 // a byte cap, and reap the child however it ends. The plugin host loads
-// each plugin this way (plugin_host.cpp), so a plugin that dies or loops
-// takes only its child down.
+// each plugin this way (plugin/plugin_host.cpp), so a plugin that dies or
+// loops takes only its child down; `jit bundle` compiles each arch this way
+// (jit/fatbin_bundle.cpp), so that compiles for several archs run at once
+// with an NVRTC each.
 //
 // fork() in a multithreaded host (ComfyUI's Python, `archfit check`'s
 // scanning threads) copies only the calling thread: a lock another thread
@@ -20,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace archfit::plugin {
+namespace archfit::sys {
 
 struct ChildLimits {
   std::chrono::milliseconds time_limit{10'000};  // from fork to the child reaped
@@ -61,4 +63,4 @@ inline constexpr int kWorkThrew = 125;
 std::string describe_failure(const ChildOutcome& outcome, const ChildLimits& limits,
                              std::string_view doing);
 
-}  // namespace archfit::plugin
+}  // namespace archfit::sys

@@ -12,7 +12,7 @@
 
 extern char** environ;
 
-namespace archfit::env {
+namespace archfit::sys {
 
 std::string ProgramResult::how_it_ended(std::chrono::milliseconds timeout) const {
   if (timed_out) return "stopped after " + std::to_string(timeout.count()) + " ms";
@@ -82,4 +82,4 @@ ProgramResult run_program(const std::filesystem::path& program,
   return result;
 }
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

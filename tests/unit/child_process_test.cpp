@@ -1,7 +1,7 @@
-// plugin/plugin_sandbox: work run in a forked child comes back as bytes, or
+// sys/child_process: work run in a forked child comes back as bytes, or
 // as the way the child ended — exited, signalled, killed at the time limit
 // or on sending too much — and no child is ever left behind.
-#include "plugin/plugin_sandbox.hpp"
+#include "sys/child_process.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -11,7 +11,7 @@
 #include <csignal>
 #include <stdexcept>
 
-using namespace archfit::plugin;
+using namespace archfit::sys;
 using Ending = ChildOutcome::Ending;
 
 namespace {

@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <memory>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 const char* trusted_path_variable(const char* name) {
   const char* value = ::secure_getenv(name);
@@ -95,4 +95,4 @@ std::string untrusted_path_chain(const std::filesystem::path& file, std::string_
   return untrusted_steps(real.get(), given, what, allowed);
 }
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

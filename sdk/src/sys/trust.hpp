@@ -15,7 +15,7 @@
 #include <string>
 #include <string_view>
 
-namespace archfit::env {
+namespace archfit::sys {
 
 // getenv for a variable that names where archfit loads code or trusted data
 // from; nullptr when unset, empty, or when the process is setuid/setgid.
@@ -61,4 +61,4 @@ std::string untrusted_below(const std::filesystem::path& root, const std::filesy
 std::string untrusted_path_chain(const std::filesystem::path& file, std::string_view what,
                                  OtherWriters allowed = OtherWriters::group);
 
-}  // namespace archfit::env
+}  // namespace archfit::sys

@@ -1,0 +1,64 @@
+// util/file.hpp: the one whole-file reader (issue 25) — a file of the size
+// stat says, a /proc file stat calls empty, and every way it can fail, each
+// named with its path.
+#include "util/file.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class UtilFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("archfit_util_file_" + std::to_string(::getpid()));
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path write(const std::string& name, const std::string& bytes) {
+    const fs::path path = dir_ / name;
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+  fs::path dir_;
+};
+
+TEST_F(UtilFile, ReadsEveryByteIncludingNulsAndAnEmptyFile) {
+  const std::string bytes("Metadata-Version: 2.1\n\0\xff tail", 28);
+  EXPECT_EQ(archfit::util::read_file(write("METADATA", bytes)), bytes);
+  EXPECT_EQ(archfit::util::read_file(write("empty", "")), std::string());
+}
+
+TEST_F(UtilFile, AProcFileThatStatCallsEmptyIsReadToItsEnd) {
+  const auto status = archfit::util::read_file("/proc/self/status");
+  ASSERT_TRUE(status);
+  EXPECT_NE(status->find("Pid:"), std::string::npos);
+  EXPECT_GT(status->size(), 100u);
+}
+
+TEST_F(UtilFile, FailuresSayWhatAndWhere) {
+  std::string problem;
+  EXPECT_FALSE(archfit::util::read_file(dir_ / "missing", &problem));
+  EXPECT_NE(problem.find("cannot read " + (dir_ / "missing").string()), std::string::npos)
+      << problem;
+  EXPECT_NE(problem.find("No such file"), std::string::npos) << problem;
+
+  EXPECT_FALSE(archfit::util::read_file(dir_, &problem));
+  EXPECT_NE(problem.find("Is a directory"), std::string::npos) << problem;
+
+  const fs::path big = write("RECORD", std::string(5000, 'x'));
+  EXPECT_FALSE(archfit::util::read_file(big, &problem, 4096));
+  EXPECT_EQ(problem, big.string() + " is 5000 bytes; not read (limit 4096)");
+  EXPECT_TRUE(archfit::util::read_file(big, &problem, 5000));
+
+  EXPECT_FALSE(archfit::util::read_file("/proc/self/status", &problem, 10));
+  EXPECT_NE(problem.find("over 10 bytes"), std::string::npos) << problem;
+}
+
+}  // namespace
