@@ -14,6 +14,7 @@
 #include "env/python_locate.hpp"
 #include "jit/cache/cache_location.hpp"
 #include "progress_line.hpp"
+#include "session/session.hpp"
 
 namespace archfit::cli {
 
@@ -123,7 +124,9 @@ int CheckCommand::run() const {
       // Gone (its line cleared) before the report is printed.
       ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
       options.on_progress = progress.callback();
-      report = check::run_check(options);
+      // One run, one Session (session/session.hpp): the flows' owner.
+      session::Session session;
+      report = session.check(options);
     }
     if (plan_) {
       auto context = plan_context();

@@ -2,15 +2,13 @@
 
 #include <unistd.h>
 
-#include <fstream>
 #include <iostream>
 #include <sstream>
 
-#include "check/check.hpp"
-#include "check/report_json.hpp"
 #include "diagnose/diagnosis.hpp"
-#include "kb/knowledge_base.hpp"
+#include "diagnose/explain.hpp"
 #include "progress_line.hpp"
+#include "session/session.hpp"
 #include "util/file.hpp"
 
 namespace archfit::cli {
@@ -31,38 +29,6 @@ void ExplainCommand::add_to(CLI::App& app) {
   probe_.add_to(*explain_);
   add_progress_flags(*explain_, progress_, no_progress_);
   explain_->add_flag("--json", json_, "Print the diagnosis as JSON (archfit.diagnosis/1)");
-}
-
-std::optional<diagnose::Environment> ExplainCommand::environment() const {
-  if (!report_.empty()) {
-    if (probe_.any())
-      throw std::runtime_error(
-          "--report and the probe options (--gpu, --venv, --comfyui, …) both describe the "
-          "environment: give one");
-    std::ifstream in(report_, std::ios::binary);
-    if (!in) throw std::runtime_error("--report " + report_ + ": cannot read it");
-    nlohmann::json document;
-    try {
-      document = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& error) {
-      throw std::runtime_error("--report " + report_ + ": not JSON (" + error.what() + ")");
-    }
-    try {
-      return diagnose::read_environment(document, report_);
-    } catch (const diagnose::EnvironmentError& error) {
-      throw std::runtime_error("--report " + report_ + ": " + error.what());
-    }
-  }
-  if (!probe_.any()) return std::nullopt;
-  check::CheckOptions options = probe_.check_options("archfit explain", std::cerr);
-  options.probe_only_when_nothing_to_scan = true;
-  check::CheckReport report;
-  {
-    ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
-    options.on_progress = progress.callback();
-    report = check::run_check(options);
-  }
-  return diagnose::read_environment(check::check_document(report), "archfit check");
 }
 
 bool ExplainCommand::chosen() const { return explain_ && explain_->parsed(); }
@@ -96,19 +62,43 @@ int ExplainCommand::run() const {
     text = content.str();
   }
 
-  std::optional<diagnose::Environment> environment;
+  diagnose::ExplainRequest request;
+  request.text = text;
+  request.cuda_error = cuda_error_;
+  if (!probe_.kb.empty()) request.kb_dir = fs::path(probe_.kb);
+  nlohmann::json saved;
+  std::optional<ProgressLine> progress;
+  diagnose::Diagnosis diagnosis;
   try {
-    environment = this->environment();
-  } catch (const std::runtime_error& error) {  // CheckError, LocateError and --report's
+    if (!report_.empty()) {
+      if (probe_.any())
+        throw std::runtime_error(
+            "--report and the probe options (--gpu, --venv, --comfyui, …) both describe the "
+            "environment: give one");
+      std::string problem;
+      const auto document = util::read_file(report_, &problem);
+      if (!document) throw std::runtime_error("--report " + report_ + ": " + problem);
+      try {
+        saved = nlohmann::json::parse(*document);
+      } catch (const nlohmann::json::exception& error) {
+        throw std::runtime_error("--report " + report_ + ": not JSON (" + error.what() + ")");
+      }
+      request.saved_report = &saved;
+      request.saved_report_name = "--report " + report_;
+      request.saved_report_source = report_;
+    } else if (probe_.any()) {
+      request.check = probe_.check_options("archfit explain", std::cerr);
+      progress.emplace(ProgressLine::choose(progress_, no_progress_), std::cerr);
+      request.check->on_progress = progress->callback();
+    }
+    session::Session session;  // one run, one Session: the flows' owner
+    diagnosis = session.explain(std::move(request));
+    progress.reset();                          // the line is cleared before the answer is printed
+  } catch (const std::runtime_error& error) {  // ExplainError, CheckError, LocateError, --report's
+    progress.reset();
     std::cerr << "archfit explain: " << error.what() << '\n';
     return 2;
   }
-  const kb::KnowledgeBase kb = kb::load_knowledge_base(
-      kb::resolve_kb_dir(probe_.kb.empty() ? std::nullopt : std::optional<fs::path>(probe_.kb)));
-  diagnose::DiagnoseOptions options;
-  options.cuda_error = cuda_error_;
-  if (environment) options.environment = &*environment;
-  const diagnose::Diagnosis diagnosis = diagnose::diagnose(kb, text, options);
   if (json_) {
     // Text from a log need not be UTF-8; JSON must be.
     std::cout << diagnose::to_json(diagnosis).dump(2, ' ', false,

@@ -4,14 +4,14 @@
 // message, a traceback, or a whole ComfyUI/InvokeAI log (its last error).
 // Reads stdin when given neither text nor a file. With check's probe options
 // (--gpu, --venv, --comfyui, …) or a saved check (--report), the error is
-// weighed against that environment. Exit 0 when the error is recognised, 1
-// when it is not, 2 when archfit could not run.
+// weighed against that environment (diagnose/explain.hpp, the flow the C ABI
+// runs too). Exit 0 when the error is recognised, 1 when it is not, 2 when
+// archfit could not run.
 #include <CLI/CLI.hpp>
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "diagnose/environment.hpp"
 #include "probe_options.hpp"
 
 namespace archfit::cli {
@@ -23,11 +23,6 @@ class ExplainCommand {
   int run() const;
 
  private:
-  // The environment to weigh the error against: --report's, else a check run
-  // with the probe options; nullopt when neither was given. Throws
-  // std::runtime_error (and the check's errors) with a message for the user.
-  std::optional<diagnose::Environment> environment() const;
-
   CLI::App* explain_ = nullptr;
   std::vector<std::string> words_;
   std::string file_;

@@ -31,11 +31,10 @@ archfit_status archfit_check_run(archfit_context* context, const archfit_check_o
     require_argument(context, "context");
     require_argument(given, "options");
     require_argument(out_report, "out_report");
-    const check::CheckOptions settings =
-        archfit::capi::check_settings(*context, given, "archfit_check_options");
+    check::CheckOptions settings = archfit::capi::check_settings(given, "archfit_check_options");
     auto report = std::make_unique<archfit_report>();
     try {
-      report->result = check::run_check(settings);
+      report->result = context->session.check(std::move(settings));
     } catch (const check::CheckError& error) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }

@@ -19,8 +19,7 @@ inline std::vector<std::filesystem::path> path_list(const char* const* items, si
 }
 
 // `given` must not be NULL; `name` names it in messages.
-inline check::CheckOptions check_settings(const archfit_context& context,
-                                          const archfit_check_options* given, const char* name) {
+inline check::CheckOptions check_settings(const archfit_check_options* given, const char* name) {
   const auto options = read_options(given, name);
   check::CheckOptions settings;
   if (options.gpu) settings.gpus = {options.gpu};
@@ -37,8 +36,7 @@ inline check::CheckOptions check_settings(const archfit_context& context,
     std::string why;  // no cache directory: the check reads every file, as without one
     settings.scan_index_dir = jit::cache_dir_from_environment(why);
   }
-  settings.threads = context.threads;
-  if (!context.libcuda.empty()) settings.libcuda = context.libcuda;
+  // The context's threads and libcuda are the Session's to apply.
   return settings;
 }
 

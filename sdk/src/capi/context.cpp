@@ -12,9 +12,12 @@ archfit_status archfit_context_create(const archfit_context_options* options,
   return guarded(__func__, [&] {
     archfit::capi::require_argument(out_context, "out_context");
     const auto settings = archfit::capi::read_options(options, "archfit_context_options");
-    auto context = std::make_unique<archfit_context>();
-    context->threads = settings.threads;
-    if (settings.libcuda) context->libcuda = settings.libcuda;
+    archfit::session::SessionSettings session;
+    session.threads = settings.threads;
+    if (settings.libcuda) session.libcuda = settings.libcuda;
+    // A Session holds a mutex: made in place, never moved.
+    std::unique_ptr<archfit_context> context(
+        new archfit_context{archfit::session::Session(std::move(session))});
     *out_context = context.release();
   });
 }

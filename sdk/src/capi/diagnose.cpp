@@ -5,11 +5,9 @@
 #include <optional>
 #include <string>
 
-#include "check/report_json.hpp"
 #include "check_settings.hpp"
 #include "diagnose/diagnosis.hpp"
-#include "diagnose/environment.hpp"
-#include "kb/knowledge_base.hpp"
+#include "diagnose/explain.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -30,42 +28,6 @@ std::string_view bytes(const char* data, size_t size, const char* name) {
   return data ? std::string_view(data, size) : std::string_view();
 }
 
-// The one environment the options give, read as a check document.
-std::optional<diagnose::Environment> environment_of(const archfit_context& context,
-                                                    const archfit_diagnose_options& options) {
-  const int given = (options.report != nullptr) + (options.report_json != nullptr) +
-                    (options.check != nullptr);
-  if (given > 1) throw invalid("give at most one of report, report_json and check");
-  if (options.report)
-    return diagnose::read_environment(check::check_document(options.report->result),
-                                      "archfit_check_run");
-  if (options.report_json) {
-    nlohmann::json document;
-    try {
-      document = nlohmann::json::parse(options.report_json);
-    } catch (const nlohmann::json::exception& error) {
-      throw invalid(std::string("report_json is not JSON: ") + error.what());
-    }
-    try {
-      return diagnose::read_environment(document, "report_json");
-    } catch (const diagnose::EnvironmentError& error) {
-      throw invalid(std::string("report_json: ") + error.what());
-    }
-  }
-  if (options.check) {
-    check::CheckOptions settings =
-        archfit::capi::check_settings(context, options.check, "archfit_diagnose_options.check");
-    settings.probe_only_when_nothing_to_scan = true;
-    try {
-      return diagnose::read_environment(check::check_document(check::run_check(settings)),
-                                        "archfit check");
-    } catch (const check::CheckError& error) {
-      throw invalid(std::string("check: ") + error.what());
-    }
-  }
-  return std::nullopt;
-}
-
 const diagnose::Diagnosis* result_of(const archfit_diagnosis* diagnosis) {
   return diagnosis ? &diagnosis->result : nullptr;
 }
@@ -81,21 +43,37 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
     require_argument(given, "options");
     require_argument(out_diagnosis, "out_diagnosis");
     const auto options = archfit::capi::read_options(given, "archfit_diagnose_options");
-    const std::string_view text = bytes(options.text, options.text_size, "text");
-    diagnose::DiagnoseOptions settings;
-    settings.traceback = std::string(bytes(options.traceback, options.traceback_size, "traceback"));
-    if (options.cuda_error != 0) settings.cuda_error = options.cuda_error;
-    const std::optional<diagnose::Environment> environment = environment_of(*context, options);
-    if (environment) settings.environment = &*environment;
-    archfit::kb::KnowledgeBase kb;
-    try {
-      kb = archfit::kb::load_knowledge_base(archfit::kb::resolve_kb_dir(
-          options.kb_dir ? std::optional<std::filesystem::path>(options.kb_dir) : std::nullopt));
-    } catch (const archfit::kb::KbError& error) {
-      throw invalid(std::string("the knowledge base could not be read: ") + error.what());
+    diagnose::ExplainRequest request;
+    request.text = bytes(options.text, options.text_size, "text");
+    request.traceback = std::string(bytes(options.traceback, options.traceback_size, "traceback"));
+    if (options.cuda_error != 0) request.cuda_error = options.cuda_error;
+    if (options.kb_dir) request.kb_dir = std::filesystem::path(options.kb_dir);
+    // The environment: at most one of the three fields.
+    const int environments =
+        (options.report != nullptr) + (options.report_json != nullptr) + (options.check != nullptr);
+    if (environments > 1) throw invalid("give at most one of report, report_json and check");
+    if (options.report) request.report = &options.report->result;
+    nlohmann::json saved;
+    if (options.report_json) {
+      try {
+        saved = nlohmann::json::parse(options.report_json);
+      } catch (const nlohmann::json::exception& error) {
+        throw invalid(std::string("report_json is not JSON: ") + error.what());
+      }
+      request.saved_report = &saved;
+      request.saved_report_name = "report_json";
     }
+    if (options.check)
+      request.check =
+          archfit::capi::check_settings(options.check, "archfit_diagnose_options.check");
     auto diagnosis = std::make_unique<archfit_diagnosis>();
-    diagnosis->result = diagnose::diagnose(kb, text, settings);
+    try {
+      diagnosis->result = context->session.explain(std::move(request));
+    } catch (const diagnose::ExplainError& error) {
+      throw invalid(error.what());
+    } catch (const check::CheckError& error) {
+      throw invalid(std::string("check: ") + error.what());
+    }
     *out_diagnosis = diagnosis.release();
   });
 }

@@ -10,10 +10,12 @@
 #include "diagnose/diagnosis.hpp"
 #include "jit/kernel_module.hpp"
 #include "plugin/plugin_host.hpp"
+#include "session/session.hpp"
 
+// A context is a Session (session/session.hpp): the settings given once and
+// the knowledge base, read on first use and kept across calls.
 struct archfit_context {
-  uint32_t threads = 0;
-  std::string libcuda;  // empty: the loader's libcuda.so.1
+  archfit::session::Session session;
 };
 
 struct archfit_module {

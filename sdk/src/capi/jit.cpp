@@ -46,7 +46,7 @@ archfit_status archfit_module_create(archfit_context* context, const archfit_mod
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }
     jit::JitOptions options;
-    options.libcuda = context->libcuda;
+    options.libcuda = context->session.settings().libcuda;
     auto handle = std::make_unique<archfit_module>();
     try {
       handle->module = std::make_shared<jit::KernelModule>(std::move(spec), options);

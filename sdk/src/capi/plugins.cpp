@@ -91,7 +91,7 @@ archfit_status archfit_plugin_set_module_create(archfit_context* context,
           continue;
         }
         jit::JitOptions options;
-        options.libcuda = context->libcuda;
+        options.libcuda = context->session.settings().libcuda;
         auto handle = std::make_unique<archfit_module>();
         try {
           handle->module = std::make_shared<jit::KernelModule>(spec, options);

@@ -23,7 +23,8 @@ binary::ScanOptions scan_options(const archfit_context& context,
                    "unknown archfit_scan_flags bits " + binary::hex(options.flags)};
   }
   return {.deep = (options.flags & ARCHFIT_SCAN_DEEP) != 0,
-          .threads = context.threads ? context.threads : binary::default_threads()};
+          .threads = context.session.settings().threads ? context.session.settings().threads
+                                                        : binary::default_threads()};
 }
 
 void publish(binary::FileScan result, archfit_scan** out_scan) {

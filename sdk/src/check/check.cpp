@@ -294,7 +294,7 @@ CheckReport run_check(const CheckOptions& options) {
   auto metadata_read = std::async(std::launch::async, [&options] {
     std::vector<env::SitePackages> sites;
     for (const auto& dir : options.site_packages) sites.push_back(env::read_site_packages(dir));
-    return Metadata{std::move(sites), load_kb(options)};
+    return Metadata{std::move(sites), options.kb ? kb::KnowledgeBase() : load_kb(options)};
   });
 
   CheckReport report;
@@ -343,7 +343,7 @@ CheckReport run_check(const CheckOptions& options) {
   }
 
   Metadata metadata = metadata_read.get();
-  const kb::KnowledgeBase kb = std::move(metadata.kb);
+  const kb::KnowledgeBase& kb = options.kb ? *options.kb : metadata.kb;
   choose_devices(options, kb, report);
   choose_driver(options, kb, report);
   if (roots.empty()) return report;  // probe only: verdict unknown

@@ -14,6 +14,7 @@
 #include "env/attribution.hpp"
 #include "env/cuda_libraries.hpp"
 #include "env/wheel.hpp"
+#include "kb/knowledge_base.hpp"
 #include "plugin/plugin_host.hpp"
 #include "probes.hpp"
 
@@ -47,6 +48,10 @@ struct CheckOptions {
   // it is not read, and the verdict is then unknown, never fits.
   binary::ArchiveLimits archive_limits;
   std::optional<std::filesystem::path> kb_dir;
+  // A knowledge base already loaded (`archfit explain` loads it whole for
+  // its error signatures): used instead of reading kb_dir a second time.
+  // Must outlive the call.
+  const kb::KnowledgeBase* kb = nullptr;
   std::filesystem::path libcuda;  // empty: the loader's libcuda.so.1
   unsigned threads = 0;
   binary::ProgressCallback on_progress;  // the scan's progress, for a progress line

@@ -1,0 +1,51 @@
+#pragma once
+// The explain flow, written once for every front end (`archfit explain`,
+// archfit_diagnose_run): the knowledge base loaded once, the environment
+// from at most one source — a finished check, a saved check document, or a
+// check run first with that same knowledge base — then diagnose().
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "check/check.hpp"
+#include "diagnosis.hpp"
+
+namespace archfit::diagnose {
+
+// The request cannot be explained as given: an unreadable knowledge base, a
+// saved report that is not an archfit.check/1 document (the message names
+// the report and the field). A check that cannot run throws check::CheckError.
+class ExplainError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct ExplainRequest {
+  std::string_view text;                        // the error, a traceback or a whole log
+  std::string traceback;                        // given apart from the text
+  std::optional<int> cuda_error;                // a cudaError_t / CUresult number
+  std::optional<std::filesystem::path> kb_dir;  // nullopt: ARCHFIT_KB_DIR, then the built-in one
+  // A knowledge base already loaded (a Session's): used instead of reading
+  // kb_dir. Must outlive the call.
+  const kb::KnowledgeBase* kb = nullptr;
+  // The environment, at most one of these three:
+  const check::CheckReport* report = nullptr;  // a check just run
+  // A saved archfit.check/1 document, how messages name it ("--report
+  // r.json", "report_json"), and what the diagnosis gives as its source (the
+  // file's path; "": the name).
+  const nlohmann::json* saved_report = nullptr;
+  std::string saved_report_name;
+  std::string saved_report_source;
+  // A check to run first; with nothing to scan it probes the GPU and driver
+  // only. Its knowledge base is the one loaded here.
+  std::optional<check::CheckOptions> check;
+};
+
+// Throws ExplainError (or check::CheckError, from a check run first); a text
+// that names no error archfit knows is a Diagnosis that is not recognised.
+Diagnosis explain(const ExplainRequest& request);
+
+}  // namespace archfit::diagnose

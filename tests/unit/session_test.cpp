@@ -1,0 +1,70 @@
+// session/: a Session reads the knowledge base once and keeps it for every
+// flow it runs (issue 25). Shown with a copy of the knowledge base whose
+// files are removed after the first read: a flow that read it again would
+// fail.
+#include "session/session.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace fs = std::filesystem;
+using archfit::session::Session;
+
+namespace {
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    kb_ = fs::temp_directory_path() / ("archfit_session_kb_" + std::to_string(::getpid()));
+    fs::remove_all(kb_);
+    fs::copy(ARCHFIT_KB_SOURCE_DIR, kb_, fs::copy_options::recursive);
+  }
+  void TearDown() override { fs::remove_all(kb_); }
+  // Every YAML file gone but a gpus.yaml that does not parse: the folder
+  // still resolves as a knowledge base, and reading it fails.
+  void empty_the_knowledge_base() {
+    for (const auto& entry : fs::directory_iterator(kb_)) fs::remove_all(entry.path());
+    std::ofstream(kb_ / "gpus.yaml") << "gpus: [not yaml\n";
+  }
+  fs::path kb_;
+};
+
+TEST_F(SessionTest, TheKnowledgeBaseIsReadOnceAndKeptPerFolder) {
+  Session session;
+  const auto first = session.knowledge_base(kb_);
+  EXPECT_EQ(session.knowledge_base(kb_).get(), first.get());
+  EXPECT_NE(session.knowledge_base(fs::path(ARCHFIT_KB_SOURCE_DIR)).get(), first.get());
+  EXPECT_THROW(session.knowledge_base(kb_ / "missing"), archfit::kb::KbError);
+}
+
+TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
+  Session session({.threads = 1, .libcuda = kb_ / "no-driver-here.so"});
+  archfit::diagnose::ExplainRequest request;
+  const std::string text = "CUDA error: no kernel image is available for execution on the device";
+  request.text = text;
+  request.kb_dir = kb_;
+  EXPECT_TRUE(session.explain(request).recognised());
+  empty_the_knowledge_base();
+
+  // Read again, the folder has nothing; the session's copy answers.
+  request.check.emplace();
+  request.check->gpus = {"RTX 5090"};
+  request.check->driver = "570.86";
+  request.check->kb_dir = kb_;
+  const auto diagnosis = session.explain(request);
+  EXPECT_TRUE(diagnosis.recognised());
+  ASSERT_TRUE(diagnosis.environment);
+  EXPECT_NE(diagnosis.environment->devices.front().find("RTX 5090"), std::string::npos);
+
+  archfit::check::CheckOptions options = *request.check;
+  options.probe_only_when_nothing_to_scan = true;
+  EXPECT_EQ(session.check(options).devices.front().cc.sm(), 120u);
+  EXPECT_THROW(archfit::check::run_check(options), archfit::check::CheckError);  // alone: reads it
+  EXPECT_THROW(Session().explain(request), archfit::diagnose::ExplainError);  // a new session too
+}
+
+}  // namespace
