@@ -126,6 +126,10 @@ TEST_F(DiagnoseApi, AFinishedCheckConfirmsTheCauseInWords) {
   EXPECT_STREQ(i.component_version, "2.5.1+cu124");
   EXPECT_STREQ(i.sm, "sm_120");
   EXPECT_EQ(i.evidence_count, 1u);
+  // The diagnosis names the finished check as this call always has.
+  const char* json = nullptr;
+  ASSERT_EQ(archfit_diagnosis_json(diagnosis_, &json), ARCHFIT_OK);
+  EXPECT_EQ(nlohmann::json::parse(json)["environment"]["source"], "archfit_check_run") << json;
   // The newest build for sm_120 that driver 575.51 runs: CUDA 12, not 13.
   EXPECT_EQ(
       std::string(archfit_diagnosis_fix(diagnosis_, 0)).rfind("torch: Install torch 2.11.0+cu128", 0),

@@ -52,7 +52,10 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
     const int environments =
         (options.report != nullptr) + (options.report_json != nullptr) + (options.check != nullptr);
     if (environments > 1) throw invalid("give at most one of report, report_json and check");
-    if (options.report) request.report = &options.report->result;
+    if (options.report) {
+      request.report = &options.report->result;
+      request.report_source = "archfit_check_run";  // as this call has always named it
+    }
     nlohmann::json saved;
     if (options.report_json) {
       try {

@@ -22,7 +22,7 @@ std::optional<Environment> environment_of(const ExplainRequest& request,
   if (given > 1)
     throw ExplainError("give at most one environment: a report, a saved report or a check");
   if (request.report)
-    return read_environment(check::check_document(*request.report), "archfit check");
+    return read_environment(check::check_document(*request.report), request.report_source);
   if (request.saved_report) {
     try {
       return read_environment(*request.saved_report, request.saved_report_source.empty()

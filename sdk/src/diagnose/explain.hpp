@@ -32,7 +32,8 @@ struct ExplainRequest {
   // kb_dir. Must outlive the call.
   const kb::KnowledgeBase* kb = nullptr;
   // The environment, at most one of these three:
-  const check::CheckReport* report = nullptr;  // a check just run
+  const check::CheckReport* report = nullptr;   // a check just run
+  std::string report_source = "archfit check";  // what the diagnosis names as its source
   // A saved archfit.check/1 document, how messages name it ("--report
   // r.json", "report_json"), and what the diagnosis gives as its source (the
   // file's path; "": the name).
