@@ -1,7 +1,6 @@
 #include "jit_command.hpp"
 
 #include <cctype>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -117,16 +116,7 @@ int JitCommand::run() const {
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
-    if (!output_.empty()) {
-      std::ofstream out(output_, std::ios::binary | std::ios::trunc);
-      const auto& bytes = *compiled.image;
-      // PTX is kept with its NUL for cuModuleLoadData; a .ptx file is text.
-      size_t size = bytes.size();
-      if (compiled.format == jit::ImageFormat::ptx && size && bytes[size - 1] == std::byte{0})
-        --size;
-      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
-      if (!out) throw std::runtime_error("cannot write " + output_);
-    }
+    if (!output_.empty()) jit::write_image_file(compiled, output_);
     const bool hit = compiled.source != jit::CacheSource::built;
     if (json_) {
       std::cout << nlohmann::json{{"nvrtc", nvrtc_description},

@@ -94,6 +94,8 @@ TEST(CompatVerdict, TheTableHoldsEveryVerdictOnceAndIsWhatTheQuestionsRead) {
     EXPECT_EQ(is_failure(facts.verdict), facts.blocks) << facts.name;
     EXPECT_EQ(is_warning(facts.verdict), facts.warns) << facts.name;
     EXPECT_FALSE(facts.blocks && facts.warns) << facts.name;
+    EXPECT_FALSE(facts.blocks && facts.runs) << facts.name;
+    EXPECT_EQ(archfit::compat::runs(facts.verdict), facts.runs) << facts.name;
     EXPECT_FALSE(facts.meaning.empty()) << facts.name;
     EXPECT_EQ(badness(facts.verdict), static_cast<int>(i)) << facts.name;  // best first
     for (std::size_t j = 0; j < i; ++j) EXPECT_NE(table[j].verdict, facts.verdict) << facts.name;

@@ -9,20 +9,21 @@ namespace {
 
 // In badness order, best first; worst_of and badness both read it.
 constexpr std::array<VerdictFacts, 9> kVerdicts = {{
-    {Verdict::unknown, "unknown", false, false,
+    // verdict, name, blocks, warns, runs, meaning
+    {Verdict::unknown, "unknown", false, false, false,
      "there is device code, but no GPU to judge it against"},
-    {Verdict::no_device_code, "no-device-code", false, false, "no CUDA device code at all"},
-    {Verdict::relocatable_only, "relocatable-only", false, false,
+    {Verdict::no_device_code, "no-device-code", false, false, false, "no CUDA device code at all"},
+    {Verdict::relocatable_only, "relocatable-only", false, false, false,
      "only device-link inputs, which are never launched"},
-    {Verdict::native, "native", false, false, "a SASS image runs on the device"},
-    {Verdict::ptx_jit, "ptx-jit", false, true,
+    {Verdict::native, "native", false, false, true, "a SASS image runs on the device"},
+    {Verdict::ptx_jit, "ptx-jit", false, true, true,
      "no SASS for the device, but PTX the driver JIT-compiles: it runs, the first run is slow"},
-    {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver", true, false,
+    {Verdict::ptx_too_new_for_driver, "ptx-too-new-for-driver", true, false, false,
      "PTX would run, but the driver does not know its ISA version"},
-    {Verdict::driver_too_old, "driver-too-old", true, false,
+    {Verdict::driver_too_old, "driver-too-old", true, false, false,
      "the driver is older than the build's CUDA major or the GPU needs"},
-    {Verdict::no_image, "no-image", true, false, "nothing here can run on the device"},
-    {Verdict::wrong_platform, "wrong-platform", true, false,
+    {Verdict::no_image, "no-image", true, false, false, "nothing here can run on the device"},
+    {Verdict::wrong_platform, "wrong-platform", true, false, false,
      "built for another CPU: the loader refuses it"},
 }};
 
@@ -50,7 +51,7 @@ bool is_failure(Verdict verdict) { return facts_of(verdict).blocks; }
 
 bool is_warning(Verdict verdict) { return facts_of(verdict).warns; }
 
-bool runs(Verdict verdict) { return verdict == Verdict::native || verdict == Verdict::ptx_jit; }
+bool runs(Verdict verdict) { return facts_of(verdict).runs; }
 
 int badness(Verdict verdict) {
   for (std::size_t i = 0; i < kVerdicts.size(); ++i) {

@@ -34,6 +34,7 @@ struct VerdictFacts {
   std::string_view name;     // "no-image"
   bool blocks;               // the code fails on the device
   bool warns;                // it runs, but the user should hear about it
+  bool runs;                 // it runs on the device (natively, or JIT-compiled by the driver)
   std::string_view meaning;  // one sentence, for the JSON table and docs
 };
 // Every verdict once, best first (the badness order below).
@@ -47,7 +48,8 @@ std::optional<Verdict> verdict_from_string(std::string_view name);
 bool is_failure(Verdict verdict);
 // It works, but the user should hear about it: ptx-jit (the table's `warns`).
 bool is_warning(Verdict verdict);
-// It runs on the device: native SASS, or PTX the driver JIT-compiles.
+// It runs on the device: native SASS, or PTX the driver JIT-compiles (the
+// table's `runs`).
 bool runs(Verdict verdict);
 
 // Worst first: wrong-platform, no-image, driver-too-old,

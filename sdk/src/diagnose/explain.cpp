@@ -11,7 +11,7 @@ kb::KnowledgeBase load(const ExplainRequest& request) {
   try {
     return kb::load_knowledge_base(kb::resolve_kb_dir(request.kb_dir));
   } catch (const kb::KbError& error) {
-    throw ExplainError(std::string("the knowledge base could not be read: ") + error.what());
+    throw unreadable_knowledge_base(error);
   }
 }
 
@@ -42,6 +42,10 @@ std::optional<Environment> environment_of(const ExplainRequest& request,
 }
 
 }  // namespace
+
+ExplainError unreadable_knowledge_base(const kb::KbError& error) {
+  return ExplainError(std::string("the knowledge base could not be read: ") + error.what());
+}
 
 Diagnosis explain(const ExplainRequest& request) {
   const kb::KnowledgeBase owned = request.kb ? kb::KnowledgeBase() : load(request);

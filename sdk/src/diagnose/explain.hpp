@@ -45,6 +45,10 @@ struct ExplainRequest {
   std::optional<check::CheckOptions> check;
 };
 
+// The ExplainError for a knowledge base that cannot be read (this flow's,
+// or a Session's).
+ExplainError unreadable_knowledge_base(const kb::KbError& error);
+
 // Throws ExplainError (or check::CheckError, from a check run first); a text
 // that names no error archfit knows is a Diagnosis that is not recognised.
 Diagnosis explain(const ExplainRequest& request);

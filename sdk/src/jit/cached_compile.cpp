@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <fstream>
 #include <functional>
 
 #include "compat/arch.hpp"
@@ -170,6 +171,16 @@ CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, CompileReques
       if (attempt > 0) throw;  // stale twice: something keeps changing NVRTC under us
     }
   }
+}
+
+void write_image_file(const CachedCompile& compiled, const std::filesystem::path& file) {
+  const auto& bytes = *compiled.image;
+  size_t size = bytes.size();
+  if (compiled.format == ImageFormat::ptx && size && bytes[size - 1] == std::byte{0}) --size;
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
+  out.close();
+  if (!out) throw std::runtime_error("cannot write " + file.string());
 }
 
 }  // namespace archfit::jit

@@ -2,6 +2,7 @@
 // NVRTC through the kernel cache: the key is everything that changes the
 // output (docs/design.md, decision 6), the compile runs only on a miss, and of many
 // threads or processes asking for the same key one compiles.
+#include <filesystem>
 #include <functional>
 #include <string>
 
@@ -46,5 +47,11 @@ CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const Compile
 using PrepareRequest = std::function<void(const NvrtcFacts&, CompileRequest&)>;
 CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, CompileRequest request,
                              const PrepareRequest& prepare);
+
+// Writes the image as a file for people and tools (`jit compile -o`, the
+// files `jit bundle` hands fatbinary): a CUBIN as it is, PTX without the NUL
+// kept for cuModuleLoadData, since a .ptx file is text. Throws
+// std::runtime_error naming the file when it cannot be written.
+void write_image_file(const CachedCompile& compiled, const std::filesystem::path& file);
 
 }  // namespace archfit::jit

@@ -4,7 +4,6 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <system_error>
 
@@ -39,8 +38,7 @@ std::pair<std::string, std::string> fatbinary_kind(const std::string& arch) {
 }
 
 // In the child: `arch` through the kernel cache, as `archfit jit compile`
-// would, the image written to `image_file` (PTX without its NUL, as
-// fatbinary reads a .ptx file); the answer for the parent.
+// would, the image written to `image_file`; the answer for the parent.
 nlohmann::json compile_one(const BundleRequest& request, const std::string& source,
                            const std::string& arch, const fs::path& image_file) {
   CompileRequest compile;
@@ -56,13 +54,7 @@ nlohmann::json compile_one(const BundleRequest& request, const std::string& sour
       compile_cached(nvrtc, cache, compile, [&](const NvrtcFacts& facts, CompileRequest&) {
         require_known_target(arch, facts.supported_archs, facts.description);
       });
-  const auto& bytes = *compiled.image;
-  size_t size = bytes.size();
-  if (compiled.format == ImageFormat::ptx && size && bytes[size - 1] == std::byte{0}) --size;
-  std::ofstream out(image_file, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(size));
-  out.close();
-  if (!out) throw std::runtime_error("cannot write " + image_file.string());
+  write_image_file(compiled, image_file);
   return {{"milliseconds", compiled.milliseconds}, {"cache", to_string(compiled.source)}};
 }
 

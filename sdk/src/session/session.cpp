@@ -41,8 +41,7 @@ diagnose::Diagnosis Session::explain(diagnose::ExplainRequest request) {
     try {
       knowledge = knowledge_base(request.kb_dir);
     } catch (const kb::KbError& error) {
-      throw diagnose::ExplainError(std::string("the knowledge base could not be read: ") +
-                                   error.what());
+      throw diagnose::unreadable_knowledge_base(error);
     }
     request.kb = knowledge.get();
   }
