@@ -68,7 +68,7 @@ static void run_rmsnorm(archfit_module* module) {
   archfit_loaded_module* loaded = NULL;
   archfit_load_info info;
   void* kernel = NULL;
-  if (archfit_module_load(module, 0, &loaded) != ARCHFIT_OK) {
+  if (archfit_loaded_module_create(module, 0, &loaded) != ARCHFIT_OK) {
     printf("kernel   not loaded on GPU 0: %s\n", archfit_last_error());
     return;
   }
@@ -147,7 +147,7 @@ int main(int argc, char** argv) {
   if (archfit_context_create(NULL, &context) != ARCHFIT_OK) return fail("context");
 
   /* NULL: the default search, ARCHFIT_PLUGIN_PATH then the install's plugins. */
-  if (archfit_plugins_load(context, NULL, &plugins) != ARCHFIT_OK) return fail("plugins");
+  if (archfit_plugin_set_create(context, NULL, &plugins) != ARCHFIT_OK) return fail("plugins");
   list_plugins(plugins);
 
   if (site_count > 0) {

@@ -7,6 +7,7 @@
 
 #include "jit/cache/kernel_cache.hpp"
 #include "jit/nvrtc/nvrtc_facts.hpp"
+#include "session/session.hpp"
 
 namespace archfit::cli {
 
@@ -85,7 +86,8 @@ void CacheCommand::add_to(CLI::App& app) {
 bool CacheCommand::chosen() const { return cache_ && cache_->parsed(); }
 
 int CacheCommand::run() const {
-  jit::KernelCache cache(jit::KernelCache::options_from_environment());
+  session::Session session;  // its kernel cache: ARCHFIT_CACHE_DIR, …
+  jit::KernelCache& cache = session.jit()->cache();
   if (list_->parsed()) return print_entries(cache.list(), json_, cache);
   if (verify_->parsed()) return print_entries(cache.verify(), json_, cache);
   if (clear_->parsed()) {

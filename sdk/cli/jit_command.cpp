@@ -8,9 +8,7 @@
 #include "binary/file_scan.hpp"
 #include "binary/parallel.hpp"
 #include "binary/scanner.hpp"
-#include "jit/cached_compile.hpp"
-#include "jit/fatbin_bundle.hpp"
-#include "jit/nvrtc/target_plan.hpp"
+#include "session/session.hpp"
 #include "util/file.hpp"
 
 namespace archfit::cli {
@@ -58,7 +56,8 @@ int JitCommand::run_bundle() const {
   request.output = output_;
   request.jobs = jobs_;
   try {
-    const jit::BundleResult result = jit::build_bundle(request);
+    session::Session session;
+    const jit::BundleResult result = session.bundle(request);
     // Confirm from the file itself that every arch asked for is in it.
     const binary::FileScan scan = binary::scan_file(output_);
     std::string found;
@@ -101,15 +100,13 @@ int JitCommand::run() const {
   request.name_expressions = name_expressions_;
 
   try {
-    jit::KernelCache cache(jit::KernelCache::options_from_environment());
+    session::Session session;  // one run, one Session: the flows' owner
     // NVRTC is known by its recorded facts and loaded only on a miss.
-    jit::LazyNvrtc nvrtc(jit::default_nvrtc_search());
-    const jit::CachedCompile compiled = jit::compile_cached(
-        nvrtc, cache, request, [&](const jit::NvrtcFacts& facts, jit::CompileRequest&) {
-          jit::require_known_target(arch_, facts.supported_archs, facts.description);
-        });
-    const std::string nvrtc_description = nvrtc.facts(cache).description;
-    const bool nvrtc_loaded = nvrtc.is_loaded();
+    const jit::CachedCompile compiled = session.compile(request);
+    const auto runtime = session.jit();
+    const jit::KernelCache& cache = runtime->cache();
+    const std::string nvrtc_description = runtime->nvrtc().facts(runtime->cache()).description;
+    const bool nvrtc_loaded = runtime->nvrtc().is_loaded();
 
     // Confirm the arch from the image itself, with archfit's own scanner.
     const binary::FileScan scan = binary::scan_bytes(*compiled.image, source_ + " (output)");

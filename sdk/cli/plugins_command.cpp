@@ -7,6 +7,7 @@
 
 #include "plugin/plugin_host.hpp"
 #include "plugin/plugin_json.hpp"
+#include "session/session.hpp"
 
 namespace archfit::cli {
 
@@ -24,7 +25,7 @@ bool PluginsCommand::chosen() const { return plugins_ && plugins_->parsed(); }
 int PluginsCommand::run() const {
   plugin::PluginSearch search;
   search.paths.assign(paths_.begin(), paths_.end());
-  const plugin::PluginSet set = plugin::load_plugins(search);
+  const plugin::PluginSet set = session::Session().plugins(search);
   if (json_) {
     std::cout << plugin::plugin_set_json(set).dump(2, ' ', false,
                                                    nlohmann::json::error_handler_t::replace)

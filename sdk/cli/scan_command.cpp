@@ -10,6 +10,7 @@
 #include "binary/tree_scan.hpp"
 #include "progress_line.hpp"
 #include "scan_text.hpp"
+#include "session/session.hpp"
 
 namespace archfit::cli {
 
@@ -40,7 +41,7 @@ int ScanCommand::run() const {
   {
     ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
     options.on_progress = progress.callback();
-    result = binary::scan_tree(paths, options);
+    result = session::Session().scan_tree(paths, options);
   }
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

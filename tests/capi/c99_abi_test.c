@@ -295,6 +295,15 @@ static void check_errors(archfit_context* context, const unsigned char* fatbin) 
   CHECK(contains(archfit_last_error(), "path"));
   CHECK(scan == sentinel);
 
+  /* The consistent names (docs/c-abi.md, "Names") are the same calls. */
+  CHECK_STATUS(archfit_scan_file_run(context, NULL, NULL, &scan), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(archfit_last_error(), "archfit_scan_file_run"));
+  CHECK(scan == sentinel);
+  CHECK_STATUS(archfit_scan_buffer_run(context, NULL, 5, NULL, NULL, &scan),
+               ARCHFIT_ERROR_INVALID_ARGUMENT);
+  CHECK(contains(archfit_last_error(), "archfit_scan_buffer_run"));
+  CHECK(scan == sentinel);
+
   memset(&options, 0, sizeof options);
   options.struct_size = sizeof options;
   options.flags = 0x80000000u;

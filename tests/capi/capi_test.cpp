@@ -176,6 +176,16 @@ std::vector<NullCase> null_cases() {
          archfit_scan* scan = nullptr;
          return archfit_scan_buffer(c, nullptr, 1, nullptr, nullptr, &scan);
        }},
+      {"archfit_scan_file_run", "path",
+       [](archfit_context* c) {
+         archfit_scan* scan = nullptr;
+         return archfit_scan_file_run(c, nullptr, nullptr, &scan);
+       }},
+      {"archfit_scan_buffer_run", "data",
+       [](archfit_context* c) {
+         archfit_scan* scan = nullptr;
+         return archfit_scan_buffer_run(c, nullptr, 1, nullptr, nullptr, &scan);
+       }},
       {"archfit_scan_image", "scan",
        [](archfit_context*) {
          archfit_image_info info = kZeroInfo;
@@ -414,6 +424,47 @@ TEST_F(CApi, ScanFileReadsWhatScanBufferReads) {
   EXPECT_EQ(archfit_scan_format(scan.get()), ARCHFIT_FORMAT_FATBIN);
   EXPECT_EQ(archfit_scan_image_count(scan.get()), 3u);
   EXPECT_EQ(archfit_scan_error(scan.get()), nullptr);
+}
+
+// archfit_scan_file_run and archfit_scan_buffer_run are the consistent names
+// (docs/c-abi.md, "Names"); archfit_scan_file and archfit_scan_buffer, the
+// first release's, are kept as the same calls. Each failure names the
+// function the caller wrote, first.
+TEST_F(CApi, TheFirstReleasesScanNamesAreTheSameCallsAsTheRunNames) {
+  const auto path = std::filesystem::path(::testing::TempDir()) / "capi_test_names.fatbin";
+  const auto& bytes = sample_fatbin();
+  {
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(bytes.data()),
+              static_cast<std::streamsize>(bytes.size()));
+  }
+  archfit_scan* scans[4] = {};
+  ASSERT_EQ(archfit_scan_file_run(context_.get(), path.c_str(), nullptr, &scans[0]), ARCHFIT_OK);
+  ASSERT_EQ(archfit_scan_file(context_.get(), path.c_str(), nullptr, &scans[1]), ARCHFIT_OK);
+  ASSERT_EQ(
+      archfit_scan_buffer_run(context_.get(), bytes.data(), bytes.size(), "b", nullptr, &scans[2]),
+      ARCHFIT_OK);
+  ASSERT_EQ(
+      archfit_scan_buffer(context_.get(), bytes.data(), bytes.size(), "b", nullptr, &scans[3]),
+      ARCHFIT_OK);
+  std::filesystem::remove(path);
+  const char* json[4] = {};
+  for (int i = 0; i < 4; ++i) ASSERT_EQ(archfit_scan_json(scans[i], &json[i]), ARCHFIT_OK);
+  EXPECT_STREQ(json[0], json[1]);
+  EXPECT_STREQ(json[2], json[3]);
+  for (archfit_scan* scan : scans) archfit_scan_destroy(scan);
+
+  archfit_scan* none = nullptr;
+  EXPECT_EQ(archfit_scan_file_run(context_.get(), "/nonexistent/x.so", nullptr, &none),
+            ARCHFIT_ERROR_IO);
+  EXPECT_EQ(last_error().rfind("archfit_scan_file_run: ", 0), 0u) << last_error();
+  EXPECT_EQ(archfit_scan_file(context_.get(), "/nonexistent/x.so", nullptr, &none),
+            ARCHFIT_ERROR_IO);
+  EXPECT_EQ(last_error().rfind("archfit_scan_file: ", 0), 0u) << last_error();
+  EXPECT_EQ(archfit_scan_buffer_run(nullptr, "x", 1, nullptr, nullptr, &none),
+            ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(last_error().rfind("archfit_scan_buffer_run: ", 0), 0u) << last_error();
+  EXPECT_EQ(none, nullptr);
 }
 
 TEST_F(CApi, MalformedBufferIsAResultWithAnErrorNamingTheOffset) {

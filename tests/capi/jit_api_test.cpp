@@ -206,3 +206,96 @@ TEST_F(JitApi, TheCppWrapperOwnsModulesAndLoadedModulesAndThrowsOnFailure) {
   empty.name = "test.empty";
   EXPECT_THROW(context.module(empty), archfit::Error);  // nothing that could ever load
 }
+
+// archfit_loaded_module_create is the consistent name (docs/c-abi.md, "Names");
+// archfit_module_load, the first release's, is kept as the same call. Each
+// failure names the function the caller wrote.
+TEST_F(JitApi, LoadedModuleCreateIsTheCallModuleLoadWas) {
+  archfit_module* module = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* by_new_name = nullptr;
+  archfit_loaded_module* by_old_name = nullptr;
+  ASSERT_EQ(archfit_loaded_module_create(module, 0, &by_new_name), ARCHFIT_OK)
+      << archfit_last_error();
+  ASSERT_EQ(archfit_module_load(module, 0, &by_old_name), ARCHFIT_OK) << archfit_last_error();
+  archfit_load_info first{}, second{};
+  first.struct_size = second.struct_size = sizeof first;
+  ASSERT_EQ(archfit_loaded_module_info(by_new_name, &first), ARCHFIT_OK);
+  ASSERT_EQ(archfit_loaded_module_info(by_old_name, &second), ARCHFIT_OK);
+  EXPECT_STREQ(first.path, second.path);
+  EXPECT_STREQ(first.arch, second.arch);
+  archfit_loaded_module* none = nullptr;
+  EXPECT_EQ(archfit_loaded_module_create(nullptr, 0, &none), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(archfit_last_error()).rfind("archfit_loaded_module_create: ", 0), 0u)
+      << archfit_last_error();
+  EXPECT_EQ(archfit_module_load(nullptr, 0, &none), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(archfit_last_error()).rfind("archfit_module_load: ", 0), 0u)
+      << archfit_last_error();
+  archfit_loaded_module_destroy(by_old_name);
+  archfit_loaded_module_destroy(by_new_name);
+  archfit_module_destroy(module);
+}
+
+// A module holds its context's jit runtime (libcuda, kernel cache, NVRTC),
+// so it may be loaded and launched after the context is gone.
+TEST_F(JitApi, AModuleOutlivesTheContextThatMadeIt) {
+  archfit_module* module = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &module), ARCHFIT_OK) << archfit_last_error();
+  archfit_context_destroy(context_);
+  context_ = nullptr;
+  archfit_loaded_module* loaded = nullptr;
+  ASSERT_EQ(archfit_loaded_module_create(module, 0, &loaded), ARCHFIT_OK) << archfit_last_error();
+  archfit_module_destroy(module);
+  void* kernel = nullptr;
+  ASSERT_EQ(archfit_loaded_module_function(loaded, "rmsnorm_f32", &kernel), ARCHFIT_OK)
+      << archfit_last_error();
+  archfit_launch_config config{};
+  config.struct_size = sizeof config;
+  config.grid[0] = 1;
+  float* x = nullptr;
+  void* parameters[] = {&x};
+  EXPECT_EQ(archfit_loaded_module_launch(loaded, kernel, &config, parameters), ARCHFIT_OK)
+      << archfit_last_error();
+  archfit_loaded_module_destroy(loaded);
+}
+
+// Two contexts do not share a kernel cache: each has its own, made from the
+// environment when it is first used. Before, one cache served the process,
+// so the second context answered from the first one's memory and never
+// wrote to the folder it was given.
+TEST_F(JitApi, EachContextHasAKernelCacheOfItsOwn) {
+  archfit_module* first = nullptr;
+  ASSERT_EQ(archfit_module_create(context_, &desc_, &first), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* loaded_first = nullptr;
+  ASSERT_EQ(archfit_loaded_module_create(first, 0, &loaded_first), ARCHFIT_OK)
+      << archfit_last_error();
+  archfit_load_info info{};
+  info.struct_size = sizeof info;
+  ASSERT_EQ(archfit_loaded_module_info(loaded_first, &info), ARCHFIT_OK);
+  EXPECT_STREQ(info.cache, "built");
+
+  const fs::path other_cache = cache_ / "other";
+  ::setenv("ARCHFIT_CACHE_DIR", other_cache.c_str(), 1);
+  archfit_context_options options{};
+  options.struct_size = sizeof options;
+  options.libcuda = ARCHFIT_FAKE_CUDA;
+  archfit_context* other = nullptr;
+  ASSERT_EQ(archfit_context_create(&options, &other), ARCHFIT_OK) << archfit_last_error();
+  archfit_module* second = nullptr;
+  ASSERT_EQ(archfit_module_create(other, &desc_, &second), ARCHFIT_OK) << archfit_last_error();
+  archfit_loaded_module* loaded_second = nullptr;
+  ASSERT_EQ(archfit_loaded_module_create(second, 0, &loaded_second), ARCHFIT_OK)
+      << archfit_last_error();
+  ASSERT_EQ(archfit_loaded_module_info(loaded_second, &info), ARCHFIT_OK);
+  EXPECT_STREQ(info.cache, "built");  // not "memory": the first context's cache is not its own
+  size_t files = 0;
+  for (const auto& entry : fs::recursive_directory_iterator(other_cache))
+    files += entry.is_regular_file();
+  EXPECT_GT(files, 0u) << "nothing was written to " << other_cache;
+
+  archfit_loaded_module_destroy(loaded_second);
+  archfit_module_destroy(second);
+  archfit_context_destroy(other);
+  archfit_loaded_module_destroy(loaded_first);
+  archfit_module_destroy(first);
+}

@@ -165,3 +165,33 @@ TEST_F(PluginApi, BadArgumentsAreRefusedByName) {
 }
 
 }  // namespace
+
+// archfit_plugin_set_create is the consistent name (docs/c-abi.md, "Names");
+// archfit_plugins_load, the first release's, is kept as the same call.
+TEST_F(PluginApi, PluginSetCreateIsTheCallPluginsLoadWas) {
+  load({ARCHFIT_PLUGIN_BUILD_DIR});  // through archfit_plugins_load
+  const char* paths[] = {ARCHFIT_PLUGIN_BUILD_DIR};
+  archfit_plugin_search search{};
+  search.struct_size = sizeof search;
+  search.paths = paths;
+  search.path_count = 1;
+  search.skip_environment = 1;
+  search.skip_install_dir = 1;
+  archfit_plugin_set* created = nullptr;
+  ASSERT_EQ(archfit_plugin_set_create(context_, &search, &created), ARCHFIT_OK)
+      << archfit_last_error();
+  ASSERT_EQ(archfit_plugin_set_count(created), archfit_plugin_set_count(set_));
+  for (std::size_t i = 0; i < archfit_plugin_set_count(set_); ++i) {
+    archfit_plugin_entry old_name{}, new_name{};
+    old_name.struct_size = new_name.struct_size = sizeof old_name;
+    ASSERT_EQ(archfit_plugin_set_get(set_, i, &old_name), ARCHFIT_OK);
+    ASSERT_EQ(archfit_plugin_set_get(created, i, &new_name), ARCHFIT_OK);
+    EXPECT_STREQ(old_name.name, new_name.name);
+    EXPECT_EQ(old_name.module_count, new_name.module_count);
+  }
+  archfit_plugin_set_destroy(created);
+  archfit_plugin_set* none = nullptr;
+  EXPECT_EQ(archfit_plugin_set_create(nullptr, nullptr, &none), ARCHFIT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(archfit_last_error()).rfind("archfit_plugin_set_create: ", 0), 0u)
+      << archfit_last_error();
+}

@@ -32,7 +32,6 @@ using archfit::gpu_tests::fatbin_dir;
 using archfit::gpu_tests::kernels_dir;
 using archfit::gpu_tests::read_input;
 using archfit::jit::JitPath;
-using archfit::jit::KernelCache;
 using archfit::jit::KernelModule;
 using archfit::jit::KernelModuleSpec;
 
@@ -58,13 +57,14 @@ class GpuRmsnorm : public ::testing::Test {
     const std::optional<std::string> device = first_gpu(skip_reason_);
     if (!device) GTEST_SKIP() << skip_reason_;
     device_ = *device;
-    KernelCache::Options options;
     cache_dir_ = fs::temp_directory_path() / ("archfit_gpu_cache_" + std::to_string(::getpid()));
-    options.dir = cache_dir_;
-    cache_ = std::make_unique<KernelCache>(options);
+    archfit::jit::JitSettings settings;
+    settings.cache.emplace();
+    settings.cache->dir = cache_dir_;
+    runtime_ = std::make_shared<archfit::jit::JitRuntime>(settings);
   }
   void TearDown() override {
-    cache_.reset();
+    runtime_.reset();
     if (!cache_dir_.empty()) fs::remove_all(cache_dir_);
   }
 
@@ -121,40 +121,37 @@ class GpuRmsnorm : public ::testing::Test {
                 loaded->report().reason.c_str());
   }
 
-  archfit::jit::JitOptions options() {
-    archfit::jit::JitOptions options;
-    options.cache = cache_.get();
-    return options;
-  }
+  // The machine's libcuda and a cache of the test's own.
+  std::shared_ptr<archfit::jit::JitRuntime> runtime() { return runtime_; }
 
   std::string device_;
   std::string skip_reason_;
   fs::path cache_dir_;
-  std::unique_ptr<KernelCache> cache_;
+  std::shared_ptr<archfit::jit::JitRuntime> runtime_;
 };
 
 }  // namespace
 
 TEST_F(GpuRmsnorm, PrebuiltSass) {
-  KernelModule module(spec("rmsnorm_sass.fatbin"), options());
+  KernelModule module(spec("rmsnorm_sass.fatbin"), runtime());
   run_and_compare(module, "rmsnorm_f32");
   EXPECT_EQ(module.load(0)->report().path, JitPath::prebuilt_sass);
 }
 
 TEST_F(GpuRmsnorm, DriverJitOfPrebuiltPtx) {
-  KernelModule module(spec("rmsnorm_ptx.fatbin"), options());
+  KernelModule module(spec("rmsnorm_ptx.fatbin"), runtime());
   run_and_compare(module, "rmsnorm_f32");
   EXPECT_EQ(module.load(0)->report().path, JitPath::driver_ptx);
 }
 
 TEST_F(GpuRmsnorm, NvrtcFromSourceThenTheCache) {
   {
-    KernelModule module(spec(nullptr), options());
+    KernelModule module(spec(nullptr), runtime());
     run_and_compare(module, "rmsnorm<float>");
     EXPECT_EQ(module.load(0)->report().path, JitPath::nvrtc);
     EXPECT_FALSE(module.load(0)->report().cache_hit);
   }
-  KernelModule again(spec(nullptr), options());
+  KernelModule again(spec(nullptr), runtime());
   run_and_compare(again, "rmsnorm_f32");
   EXPECT_TRUE(again.load(0)->report().cache_hit);
 }

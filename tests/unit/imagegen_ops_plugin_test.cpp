@@ -76,21 +76,20 @@ TEST(ImagegenOpsPlugin, AnAdaGpuRunsThePrebuiltImageABlackwellOneGetsNvrtc) {
   ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
   ::setenv("ARCHFIT_NVRTC", (fs::path(ARCHFIT_CUDA_LIB_DIR) / "libnvrtc.so").c_str(), 1);
   const fs::path dir = fs::temp_directory_path() / ("archfit_imagegen_" + std::to_string(::getpid()));
-  archfit::jit::KernelCache::Options cache_options;
-  cache_options.dir = dir;
-  cache_options.on_warning = [](const std::string&) {};
-  archfit::jit::KernelCache cache(cache_options);
-  archfit::jit::JitOptions options;
-  options.libcuda = ARCHFIT_FAKE_CUDA;
-  options.cache = &cache;
+  archfit::jit::JitSettings settings;
+  settings.libcuda = ARCHFIT_FAKE_CUDA;
+  settings.cache.emplace();
+  settings.cache->dir = dir;
+  settings.cache->on_warning = [](const std::string&) {};
+  const auto runtime = std::make_shared<archfit::jit::JitRuntime>(settings);
 
   ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1", 1);
-  const auto on_ada = archfit::jit::KernelModule(module, options).load(0)->report();
+  const auto on_ada = archfit::jit::KernelModule(module, runtime).load(0)->report();
   EXPECT_EQ(on_ada.path, JitPath::prebuilt_sass) << on_ada.reason;
   EXPECT_EQ(on_ada.arch, "sm_89");
 
   ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1", 1);
-  const auto on_blackwell = archfit::jit::KernelModule(module, options).load(0)->report();
+  const auto on_blackwell = archfit::jit::KernelModule(module, runtime).load(0)->report();
   EXPECT_EQ(on_blackwell.path, JitPath::nvrtc) << on_blackwell.reason;
   EXPECT_EQ(on_blackwell.arch, "sm_120");
   fs::remove_all(dir);

@@ -18,7 +18,7 @@
 namespace fs = std::filesystem;
 using archfit::jit::JitError;
 using archfit::jit::JitPath;
-using archfit::jit::KernelCache;
+using archfit::jit::JitRuntime;
 using archfit::jit::KernelModule;
 using archfit::jit::KernelModuleSpec;
 
@@ -33,10 +33,12 @@ class JitModule : public archfit::testing::FixtureTest {
            ("archfit_jit_module_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
-    KernelCache::Options options;
-    options.dir = dir_ / "cache";
-    options.on_warning = [](const std::string&) {};
-    cache_ = std::make_unique<KernelCache>(options);
+    archfit::jit::JitSettings settings;
+    settings.libcuda = ARCHFIT_FAKE_CUDA;
+    settings.cache.emplace();
+    settings.cache->dir = dir_ / "cache";
+    settings.cache->on_warning = [](const std::string&) {};
+    runtime_ = std::make_shared<JitRuntime>(settings);
     ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
     ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
     ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
@@ -45,12 +47,8 @@ class JitModule : public archfit::testing::FixtureTest {
 
   void devices(const std::string& spec) { ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", spec.c_str(), 1); }
 
-  archfit::jit::JitOptions options() {
-    archfit::jit::JitOptions options;
-    options.libcuda = ARCHFIT_FAKE_CUDA;
-    options.cache = cache_.get();
-    return options;
-  }
+  // The fake libcuda and a cache of the test's own, as a Session would hold.
+  std::shared_ptr<JitRuntime> runtime() { return runtime_; }
 
   // The bundled RMSNorm, with the nvcc fixture's sm_86/sm_89 images prebuilt.
   KernelModuleSpec rmsnorm(const char* prebuilt = nullptr) {
@@ -73,7 +71,7 @@ class JitModule : public archfit::testing::FixtureTest {
   archfit::testing::SavedEnv saved_{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_INIT",
                                     "ARCHFIT_FAKE_CUDA_MODULE_LOAD", "ARCHFIT_FAKE_CUDA_VERSION"};
   fs::path dir_;
-  std::unique_ptr<KernelCache> cache_;
+  std::shared_ptr<JitRuntime> runtime_;
 };
 
 }  // namespace
@@ -83,7 +81,7 @@ TEST_F(JitModule, APrebuiltImageThatRunsIsLoadedAsIs) {
   KernelModuleSpec spec = rmsnorm("sm_86_sm_89.fatbin");
   spec.source.clear();
   spec.entry_points = {"_Z5scalePffi"};  // the fixture's kernel
-  KernelModule module(spec, options());
+  KernelModule module(spec, runtime());
   const auto loaded = module.load(0);
   EXPECT_EQ(loaded->report().path, JitPath::prebuilt_sass);
   EXPECT_EQ(loaded->report().arch, "sm_89");
@@ -103,7 +101,7 @@ TEST_F(JitModule, PrebuiltPtxIsLeftToTheDriverOnANewerGpu) {
   KernelModuleSpec spec = rmsnorm("compute_90.fatbin");
   spec.source.clear();
   spec.entry_points = {"_Z5scalePffi"};
-  KernelModule module(spec, options());
+  KernelModule module(spec, runtime());
   const auto loaded = module.load(0);
   EXPECT_EQ(loaded->report().path, JitPath::driver_ptx);
   EXPECT_EQ(loaded->report().arch, "compute_90");
@@ -112,7 +110,7 @@ TEST_F(JitModule, PrebuiltPtxIsLeftToTheDriverOnANewerGpu) {
 TEST_F(JitModule, NvrtcCompilesTheSourceWhenNoPrebuiltImageRunsThenTheCacheServesIt) {
   devices("NVIDIA GeForce RTX 5090,12.0,1");
   {
-    KernelModule module(rmsnorm("sm_86_sm_89.fatbin"), options());
+    KernelModule module(rmsnorm("sm_86_sm_89.fatbin"), runtime());
     const auto loaded = module.load(0);
     EXPECT_EQ(loaded->report().path, JitPath::nvrtc);
     EXPECT_EQ(loaded->report().arch, "sm_120");
@@ -122,9 +120,10 @@ TEST_F(JitModule, NvrtcCompilesTheSourceWhenNoPrebuiltImageRunsThenTheCacheServe
     EXPECT_NE(loaded->function("rmsnorm_f32"), nullptr);
     EXPECT_NE(loaded->function("rmsnorm<float>"), nullptr);  // through its lowered name
   }
-  // A second module object (as a new process would make): the cache answers,
-  // lowered names included.
-  KernelModule again(rmsnorm("sm_86_sm_89.fatbin"), options());
+  // A second module object on a new runtime (as a new process would make):
+  // the disk cache answers, lowered names included.
+  KernelModule again(rmsnorm("sm_86_sm_89.fatbin"),
+                     std::make_shared<JitRuntime>(runtime_->settings()));
   const auto loaded = again.load(0);
   EXPECT_TRUE(loaded->report().cache_hit);
   EXPECT_NE(loaded->function("rmsnorm<float>"), nullptr);
@@ -132,14 +131,14 @@ TEST_F(JitModule, NvrtcCompilesTheSourceWhenNoPrebuiltImageRunsThenTheCacheServe
 
 TEST_F(JitModule, ManyThreadsLoadingAtOnceLoadAndCompileOnce) {
   devices("NVIDIA H100,9.0,1");
-  KernelModule module(rmsnorm(), options());
+  KernelModule module(rmsnorm(), runtime());
   std::vector<std::shared_ptr<archfit::jit::LoadedModule>> results(8);
   std::vector<std::thread> threads;
   for (size_t i = 0; i < results.size(); ++i)
     threads.emplace_back([&, i] { results[i] = module.load(0); });
   for (auto& thread : threads) thread.join();
   for (const auto& result : results) EXPECT_EQ(result, results[0]);
-  EXPECT_EQ(cache_->stats().builds, 1u);
+  EXPECT_EQ(runtime_->cache().stats().builds, 1u);
 }
 
 TEST_F(JitModule, ADriverThatRefusesThePrebuiltImageFallsBackToNvrtc) {
@@ -148,7 +147,7 @@ TEST_F(JitModule, ADriverThatRefusesThePrebuiltImageFallsBackToNvrtc) {
   // module is compiled from source instead.
   devices("NVIDIA H100,9.0,1");
   ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12000", 1);
-  KernelModule module(rmsnorm("compute_90.fatbin"), options());
+  KernelModule module(rmsnorm("compute_90.fatbin"), runtime());
   const auto loaded = module.load(0);
   EXPECT_EQ(loaded->report().path, JitPath::nvrtc);
   EXPECT_EQ(loaded->report().arch, "sm_90");
@@ -163,7 +162,7 @@ TEST_F(JitModule, NothingThatCanRunIsAClearErrorNotACrash) {
   KernelModuleSpec spec = rmsnorm("sm_80.fatbin");
   spec.source.clear();
   spec.entry_points = {"_Z5scalePffi"};
-  KernelModule module(spec, options());
+  KernelModule module(spec, runtime());
   try {
     module.load(0);
     FAIL() << "loaded";
@@ -175,5 +174,5 @@ TEST_F(JitModule, NothingThatCanRunIsAClearErrorNotACrash) {
   KernelModuleSpec empty;
   empty.name = "empty";
   empty.entry_points = {"k"};
-  EXPECT_THROW(KernelModule(empty, options()), JitError);
+  EXPECT_THROW(KernelModule(empty, runtime()), JitError);
 }

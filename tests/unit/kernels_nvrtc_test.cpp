@@ -24,7 +24,6 @@
 namespace fs = std::filesystem;
 using archfit::jit::JitError;
 using archfit::jit::JitPath;
-using archfit::jit::KernelCache;
 using archfit::jit::KernelModule;
 using archfit::jit::KernelModuleSpec;
 
@@ -72,31 +71,26 @@ class KernelNvrtc : public ::testing::Test {
     if (!toolkit_nvrtc()) GTEST_SKIP() << "no libnvrtc in the toolkit to compile with";
     dir_ = fs::temp_directory_path() / ("archfit_kernels_nvrtc_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
-    KernelCache::Options options;
-    options.dir = dir_ / "cache";
-    options.on_warning = [](const std::string&) {};
-    cache_ = std::make_unique<KernelCache>(options);
+    archfit::jit::JitSettings settings;
+    settings.libcuda = ARCHFIT_FAKE_CUDA;
+    settings.cache.emplace();
+    settings.cache->dir = dir_ / "cache";
+    settings.cache->on_warning = [](const std::string&) {};
+    runtime_ = std::make_shared<archfit::jit::JitRuntime>(settings);
     ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
     ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
     ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
     ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1", 1);
   }
   void TearDown() override {
-    cache_.reset();
+    runtime_.reset();
     if (!dir_.empty()) fs::remove_all(dir_);
-  }
-
-  archfit::jit::JitOptions options() {
-    archfit::jit::JitOptions options;
-    options.libcuda = ARCHFIT_FAKE_CUDA;
-    options.cache = cache_.get();
-    return options;
   }
 
   archfit::testing::SavedEnv saved_{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_INIT",
                                     "ARCHFIT_FAKE_CUDA_MODULE_LOAD", "ARCHFIT_FAKE_CUDA_VERSION"};
   fs::path dir_;
-  std::unique_ptr<KernelCache> cache_;
+  std::shared_ptr<archfit::jit::JitRuntime> runtime_;  // the fake libcuda, a cache of its own
 };
 
 }  // namespace
@@ -129,7 +123,7 @@ TEST_F(KernelNvrtc, EveryEntryPointIsAKernelOnAGpuNoPrebuiltImageCovers) {
     spec.source = read_text(fs::path(ARCHFIT_KERNELS_DIR) / kernel.file);
     spec.source_name = kernel.file;
     spec.entry_points = kernel.entry_points;
-    KernelModule module(spec, options());
+    KernelModule module(spec, runtime_);
     const auto loaded = module.load(0);
     EXPECT_EQ(loaded->report().path, JitPath::nvrtc) << kernel.file;
     EXPECT_EQ(loaded->report().arch, "sm_120") << kernel.file;
@@ -145,6 +139,6 @@ TEST_F(KernelNvrtc, EveryEntryPointIsAKernelOnAGpuNoPrebuiltImageCovers) {
   spec.source = read_text(fs::path(ARCHFIT_KERNELS_DIR) / "groupnorm_silu.cu");
   spec.source_name = "groupnorm_silu.cu";
   spec.entry_points = {"groupnorm_silu_f64"};
-  KernelModule module(spec, options());
+  KernelModule module(spec, runtime_);
   EXPECT_THROW(module.load(0)->function("groupnorm_silu_f64"), JitError);
 }

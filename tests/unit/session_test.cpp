@@ -1,7 +1,8 @@
 // session/: a Session reads the knowledge base once and keeps it for every
 // flow it runs (issue 25). Shown with a copy of the knowledge base whose
 // files are removed after the first read: a flow that read it again would
-// fail.
+// fail. And it owns its jit runtime (kernel cache, NVRTC, libcuda): no other
+// Session shares it, and a compile answered once is answered from it.
 #include "session/session.hpp"
 
 #include <gtest/gtest.h>
@@ -10,6 +11,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+
+#include "jit/nvrtc/target_plan.hpp"
+#include "saved_env.hpp"
+#include "util/file.hpp"
 
 namespace fs = std::filesystem;
 using archfit::session::Session;
@@ -65,6 +70,56 @@ TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
   EXPECT_EQ(session.check(options).devices.front().cc.sm(), 120u);
   EXPECT_THROW(archfit::check::run_check(options), archfit::check::CheckError);  // alone: reads it
   EXPECT_THROW(Session().explain(request), archfit::diagnose::ExplainError);  // a new session too
+}
+
+TEST(SessionJit, EachSessionOwnsAJitRuntimeMadeOnFirstUseFromItsSettings) {
+  Session first({.threads = 1, .libcuda = "/opt/first/libcuda.so.1"});
+  Session second;
+  const auto runtime = first.jit();
+  EXPECT_EQ(first.jit(), runtime);
+  EXPECT_NE(second.jit(), runtime);
+  EXPECT_EQ(runtime->settings().libcuda, fs::path("/opt/first/libcuda.so.1"));
+  EXPECT_NE(&second.jit()->cache(), &runtime->cache());
+  // Its libcuda is not there: the module flow says so, naming nothing else.
+  try {
+    archfit::jit::KernelModuleSpec spec;
+    spec.name = "test.session";
+    spec.source = "extern \"C\" __global__ void k() {}";
+    spec.entry_points = {"k"};
+    first.module(spec)->load(0);
+    ADD_FAILURE() << "a module loaded through a libcuda that does not exist";
+  } catch (const archfit::jit::JitError& error) {
+    EXPECT_NE(std::string(error.what()).find("/opt/first/libcuda.so.1"), std::string::npos)
+        << error.what();
+  }
+}
+
+TEST(SessionJit, ACompileIsAnsweredByTheSessionsOwnCacheThenByTheDiskForTheNext) {
+  const archfit::testing::SavedEnv saved{"ARCHFIT_CACHE_DIR"};
+  const fs::path cache =
+      fs::temp_directory_path() / ("archfit_session_jit_" + std::to_string(::getpid()));
+  fs::remove_all(cache);
+  ::setenv("ARCHFIT_CACHE_DIR", cache.c_str(), 1);
+  std::string problem;
+  const auto source =
+      archfit::util::read_file(fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu", &problem);
+  ASSERT_TRUE(source) << problem;
+  archfit::jit::CompileRequest request;
+  request.source = *source;
+  request.source_name = "rmsnorm.cu";
+  request.target = "sm_120";
+  Session session;
+  try {
+    EXPECT_EQ(session.compile(request).source, archfit::jit::CacheSource::built);
+  } catch (const archfit::jit::NvrtcError& error) {
+    fs::remove_all(cache);
+    GTEST_SKIP() << "no NVRTC to compile with: " << error.what();
+  }
+  EXPECT_EQ(session.compile(request).source, archfit::jit::CacheSource::memory);
+  EXPECT_EQ(Session().compile(request).source, archfit::jit::CacheSource::primary);
+  request.target = "sm_35";  // NVRTC 12 and later know none before sm_50
+  EXPECT_THROW(session.compile(request), archfit::jit::NoTargetError);
+  fs::remove_all(cache);
 }
 
 }  // namespace

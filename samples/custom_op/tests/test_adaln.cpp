@@ -48,9 +48,8 @@ int cpu() {
     archfit_context* context = nullptr;
     archfit_scan* scan = nullptr;
     expect(archfit_context_create(nullptr, &context) == ARCHFIT_OK, "an archfit context");
-    expect(archfit_scan_buffer(context, prebuilt.data(), prebuilt.size(), "adaln.fatbin", nullptr,
-                               &scan) ==
-               ARCHFIT_OK,
+    expect(archfit_scan_buffer_run(context, prebuilt.data(), prebuilt.size(), "adaln.fatbin",
+                                   nullptr, &scan) == ARCHFIT_OK,
            "archfit scans the prebuilt fatbin");
     std::string sass, ptx;
     for (size_t i = 0; scan && i < archfit_scan_image_count(scan); ++i) {

@@ -5,8 +5,10 @@
  *  - Every fallible call returns archfit_status; ARCHFIT_OK is 0. The message
  *    of the last failing call on the calling thread is archfit_last_error().
  *    Out-parameters are left untouched when a call fails.
- *  - Handles: one _create/_open and one _destroy per type; _destroy(NULL) is a
- *    no-op. Strings returned as `const char*` are borrowed: they live as long as
+ *  - Handles: each is made by archfit_<handle>_create (built from what it is
+ *    given) or archfit_<flow>_run (the result of a scan, check or diagnosis)
+ *    and freed by archfit_<handle>_destroy; _destroy(NULL) is a no-op.
+ *    Strings returned as `const char*` are borrowed: they live as long as
  *    the handle they came from and must not be freed.
  *  - Structs passed in (and structs the library fills) start with
  *    `uint32_t struct_size`, set by the caller to sizeof(the struct it was
@@ -121,12 +123,21 @@ typedef struct archfit_scan_options {
  * scan: malformed input is reported by archfit_scan_error, not as a failing
  * status. Fails only when the file cannot be opened or mapped.
  * options may be NULL for the defaults. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_file_run(
+    archfit_context* context, const char* path, const archfit_scan_options* options,
+    archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+
+/* As archfit_scan_file_run, over `size` bytes the caller owns; `name` (may be
+ * NULL) labels the result. The bytes are not retained after the call. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_scan_buffer_run(
+    archfit_context* context, const void* data, size_t size, const char* name,
+    const archfit_scan_options* options, archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
+
+/* The names of the first release, kept: the same calls as
+ * archfit_scan_file_run and archfit_scan_buffer_run (docs/c-abi.md, "Names"). */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_scan_file(archfit_context* context, const char* path, const archfit_scan_options* options,
                   archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
-
-/* As archfit_scan_file, over `size` bytes the caller owns; `name` (may be
- * NULL) labels the result. The bytes are not retained after the call. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_scan_buffer(archfit_context* context, const void* data, size_t size, const char* name,
                     const archfit_scan_options* options, archfit_scan** out_scan) ARCHFIT_NOEXCEPT;
@@ -383,7 +394,7 @@ archfit_diagnosis_json(const archfit_diagnosis* diagnosis, const char** out_json
 /* ---- kernel modules: prebuilt images, else NVRTC, through the cache -------
  *
  * An op registers its kernels once (archfit_module_create) and loads them per
- * device (archfit_module_load): a prebuilt SASS image that runs there; else
+ * device (archfit_loaded_module_create): a prebuilt SASS image that runs there; else
  * prebuilt PTX the driver JIT-compiles; else the CUDA source compiled by
  * NVRTC for the device's exact arch, through the kernel cache
  * (ARCHFIT_CACHE_DIR, docs/op-author-guide.md). Loading uses the device's
@@ -424,6 +435,9 @@ ARCHFIT_API void archfit_module_destroy(archfit_module* module) ARCHFIT_NOEXCEPT
  * time. Fails with ARCHFIT_ERROR_UNSUPPORTED when nothing can run there (the
  * message says what to install or ship), ARCHFIT_ERROR_IO when the driver or
  * NVRTC fails (with NVRTC's whole log). */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_loaded_module_create(
+    archfit_module* module, int ordinal, archfit_loaded_module** out_loaded) ARCHFIT_NOEXCEPT;
+/* The first release's name for archfit_loaded_module_create, kept. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_module_load(
     archfit_module* module, int ordinal, archfit_loaded_module** out_loaded) ARCHFIT_NOEXCEPT;
 ARCHFIT_API void archfit_loaded_module_destroy(archfit_loaded_module* loaded) ARCHFIT_NOEXCEPT;
@@ -482,6 +496,10 @@ typedef struct archfit_plugin_search {
 
 /* search may be NULL: ARCHFIT_PLUGIN_PATH, then the install's plugin folder.
  * Bad plugins never fail the call; they are in the set's rejected list. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status
+archfit_plugin_set_create(archfit_context* context, const archfit_plugin_search* search,
+                          archfit_plugin_set** out_set) ARCHFIT_NOEXCEPT;
+/* The first release's name for archfit_plugin_set_create, kept. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_plugins_load(archfit_context* context, const archfit_plugin_search* search,
                      archfit_plugin_set** out_set) ARCHFIT_NOEXCEPT;

@@ -195,7 +195,7 @@ class Module {
   // Loaded on device `ordinal` the first time; the same module after.
   LoadedModule load(int ordinal) const {
     archfit_loaded_module* loaded = nullptr;
-    detail::check(archfit_module_load(handle_.get(), ordinal, &loaded));
+    detail::check(archfit_loaded_module_create(handle_.get(), ordinal, &loaded));
     return LoadedModule(loaded);
   }
   archfit_module* get() const noexcept { return handle_.get(); }
@@ -206,7 +206,7 @@ class Module {
   detail::Owner<archfit_module, archfit_module_destroy> handle_;
 };
 
-// The plugins found and loaded (archfit_plugins_load): copies, so nothing in
+// The plugins found and loaded (archfit_plugin_set_create): copies, so nothing in
 // it needs a plugin library to stay loaded.
 class PluginSet {
  public:
@@ -253,14 +253,15 @@ class Context {
   Scan scan_file(const std::string& path, uint32_t flags = ARCHFIT_SCAN_DEFAULT) const {
     const archfit_scan_options options{sizeof(archfit_scan_options), flags};
     archfit_scan* scan = nullptr;
-    detail::check(archfit_scan_file(handle_.get(), path.c_str(), &options, &scan));
+    detail::check(archfit_scan_file_run(handle_.get(), path.c_str(), &options, &scan));
     return Scan(scan);
   }
   Scan scan_buffer(const void* data, std::size_t size, const std::string& name = "(buffer)",
                    uint32_t flags = ARCHFIT_SCAN_DEFAULT) const {
     const archfit_scan_options options{sizeof(archfit_scan_options), flags};
     archfit_scan* scan = nullptr;
-    detail::check(archfit_scan_buffer(handle_.get(), data, size, name.c_str(), &options, &scan));
+    detail::check(
+        archfit_scan_buffer_run(handle_.get(), data, size, name.c_str(), &options, &scan));
     return Scan(scan);
   }
   // Probe, scan, judge and advise: a failing environment is a Report whose
@@ -283,7 +284,7 @@ class Context {
   // search: nullptr for ARCHFIT_PLUGIN_PATH, then the install's plugin folder.
   PluginSet plugins(const archfit_plugin_search* search = nullptr) const {
     archfit_plugin_set* set = nullptr;
-    detail::check(archfit_plugins_load(handle_.get(), search, &set));
+    detail::check(archfit_plugin_set_create(handle_.get(), search, &set));
     return PluginSet(set);
   }
   // The kernel module of that name a loaded plugin offers.

@@ -28,6 +28,20 @@ void translate_jit_errors(Body&& body) {
   }
 }
 
+// The body of archfit_loaded_module_create, under the name it was called by
+// (archfit_module_load, as the first release named it, is the same call).
+archfit_status load_module_as(const char* function, archfit_module* module, int ordinal,
+                              archfit_loaded_module** out_loaded) {
+  return guarded(function, [&] {
+    require_argument(module, "module");
+    require_argument(out_loaded, "out_loaded");
+    auto handle = std::make_unique<archfit_loaded_module>();
+    translate_jit_errors([&] { handle->loaded = module->module->load(ordinal); });
+    handle->path = std::string(jit::to_string(handle->loaded->report().path));
+    *out_loaded = handle.release();
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -45,11 +59,9 @@ archfit_status archfit_module_create(archfit_context* context, const archfit_mod
     } catch (const jit::ModuleDescError& error) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }
-    jit::JitOptions options;
-    options.libcuda = context->session.settings().libcuda;
     auto handle = std::make_unique<archfit_module>();
     try {
-      handle->module = std::make_shared<jit::KernelModule>(std::move(spec), options);
+      handle->module = context->session.module(std::move(spec));
     } catch (const jit::JitError& error) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }
@@ -59,16 +71,14 @@ archfit_status archfit_module_create(archfit_context* context, const archfit_mod
 
 void archfit_module_destroy(archfit_module* module) noexcept { delete module; }
 
+archfit_status archfit_loaded_module_create(archfit_module* module, int ordinal,
+                                            archfit_loaded_module** out_loaded) noexcept {
+  return load_module_as(__func__, module, ordinal, out_loaded);
+}
+
 archfit_status archfit_module_load(archfit_module* module, int ordinal,
                                    archfit_loaded_module** out_loaded) noexcept {
-  return guarded(__func__, [&] {
-    require_argument(module, "module");
-    require_argument(out_loaded, "out_loaded");
-    auto handle = std::make_unique<archfit_loaded_module>();
-    translate_jit_errors([&] { handle->loaded = module->module->load(ordinal); });
-    handle->path = std::string(jit::to_string(handle->loaded->report().path));
-    *out_loaded = handle.release();
-  });
+  return load_module_as(__func__, module, ordinal, out_loaded);
 }
 
 void archfit_loaded_module_destroy(archfit_loaded_module* loaded) noexcept { delete loaded; }

@@ -17,11 +17,13 @@ using archfit::capi::write_output;
 namespace plugin = archfit::plugin;
 namespace jit = archfit::jit;
 
-extern "C" {
+namespace {
 
-archfit_status archfit_plugins_load(archfit_context* context, const archfit_plugin_search* given,
-                                    archfit_plugin_set** out_set) noexcept {
-  return guarded(__func__, [&] {
+// The body of archfit_plugin_set_create, under the name it was called by
+// (archfit_plugins_load, as the first release named it, is the same call).
+archfit_status load_plugins_as(const char* function, archfit_context* context,
+                               const archfit_plugin_search* given, archfit_plugin_set** out_set) {
+  return guarded(function, [&] {
     require_argument(context, "context");
     require_argument(out_set, "out_set");
     const auto options = archfit::capi::read_options(given, "archfit_plugin_search");
@@ -31,9 +33,24 @@ archfit_status archfit_plugins_load(archfit_context* context, const archfit_plug
     search.environment = options.skip_environment == 0;
     search.install_dir = options.skip_install_dir == 0;
     auto handle = std::make_unique<archfit_plugin_set>();
-    handle->set = plugin::load_plugins(search);
+    handle->set = context->session.plugins(search);
     *out_set = handle.release();
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+archfit_status archfit_plugin_set_create(archfit_context* context,
+                                         const archfit_plugin_search* search,
+                                         archfit_plugin_set** out_set) noexcept {
+  return load_plugins_as(__func__, context, search, out_set);
+}
+
+archfit_status archfit_plugins_load(archfit_context* context, const archfit_plugin_search* search,
+                                    archfit_plugin_set** out_set) noexcept {
+  return load_plugins_as(__func__, context, search, out_set);
 }
 
 void archfit_plugin_set_destroy(archfit_plugin_set* set) noexcept { delete set; }
@@ -90,11 +107,9 @@ archfit_status archfit_plugin_set_module_create(archfit_context* context,
           offered += (offered.empty() ? "" : ", ") + spec.name;
           continue;
         }
-        jit::JitOptions options;
-        options.libcuda = context->session.settings().libcuda;
         auto handle = std::make_unique<archfit_module>();
         try {
-          handle->module = std::make_shared<jit::KernelModule>(spec, options);
+          handle->module = context->session.module(spec);
         } catch (const jit::JitError& error) {
           throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
         }

@@ -15,16 +15,14 @@ namespace binary = archfit::binary;
 
 namespace {
 
-binary::ScanOptions scan_options(const archfit_context& context,
-                                 const archfit_scan_options* given) {
+// Whether the caller asked for a deep scan; unknown flag bits are refused.
+bool deep_scan(const archfit_scan_options* given) {
   const auto options = archfit::capi::read_options(given, "archfit_scan_options");
   if (options.flags & ~uint32_t{ARCHFIT_SCAN_DEEP}) {
     throw ApiError{ARCHFIT_ERROR_UNSUPPORTED,
                    "unknown archfit_scan_flags bits " + binary::hex(options.flags)};
   }
-  return {.deep = (options.flags & ARCHFIT_SCAN_DEEP) != 0,
-          .threads = context.session.settings().threads ? context.session.settings().threads
-                                                        : binary::default_threads()};
+  return (options.flags & ARCHFIT_SCAN_DEEP) != 0;
 }
 
 void publish(binary::FileScan result, archfit_scan** out_scan) {
@@ -87,18 +85,16 @@ archfit_file_format format_of(binary::FileFormat format) {
   return ARCHFIT_FORMAT_OTHER;
 }
 
-}  // namespace
-
-extern "C" {
-
-archfit_status archfit_scan_file(archfit_context* context, const char* path,
-                                 const archfit_scan_options* options,
-                                 archfit_scan** out_scan) noexcept {
-  return guarded(__func__, [&] {
+// The bodies of the scan creators, each under the name it was called by
+// (archfit_scan_file_run, or archfit_scan_file as the first release named it):
+// archfit_last_error() names the function the caller wrote.
+archfit_status scan_file_as(const char* function, archfit_context* context, const char* path,
+                            const archfit_scan_options* options, archfit_scan** out_scan) {
+  return guarded(function, [&] {
     require_argument(context, "context");
     require_argument(path, "path");
     require_argument(out_scan, "out_scan");
-    binary::FileScan result = binary::scan_file(path, scan_options(*context, options));
+    binary::FileScan result = context->session.scan_file(path, deep_scan(options));
     // Only an unreadable file fails the call; a malformed one is a result.
     if (result.unreadable)
       throw ApiError{ARCHFIT_ERROR_IO, std::string(path) + ": " + result.problems.front().message};
@@ -106,18 +102,46 @@ archfit_status archfit_scan_file(archfit_context* context, const char* path,
   });
 }
 
-archfit_status archfit_scan_buffer(archfit_context* context, const void* data, size_t size,
-                                   const char* name, const archfit_scan_options* options,
-                                   archfit_scan** out_scan) noexcept {
-  return guarded(__func__, [&] {
+archfit_status scan_buffer_as(const char* function, archfit_context* context, const void* data,
+                              size_t size, const char* name, const archfit_scan_options* options,
+                              archfit_scan** out_scan) {
+  return guarded(function, [&] {
     require_argument(context, "context");
     require_argument(out_scan, "out_scan");
     if (data == nullptr && size != 0)
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, "data is NULL but size is not 0"};
     const std::span<const std::byte> bytes(static_cast<const std::byte*>(data), data ? size : 0);
-    publish(binary::scan_bytes(bytes, name ? name : "(buffer)", scan_options(*context, options)),
+    publish(context->session.scan_bytes(bytes, name ? name : "(buffer)", deep_scan(options)),
             out_scan);
   });
+}
+
+}  // namespace
+
+extern "C" {
+
+archfit_status archfit_scan_file_run(archfit_context* context, const char* path,
+                                     const archfit_scan_options* options,
+                                     archfit_scan** out_scan) noexcept {
+  return scan_file_as(__func__, context, path, options, out_scan);
+}
+
+archfit_status archfit_scan_file(archfit_context* context, const char* path,
+                                 const archfit_scan_options* options,
+                                 archfit_scan** out_scan) noexcept {
+  return scan_file_as(__func__, context, path, options, out_scan);
+}
+
+archfit_status archfit_scan_buffer_run(archfit_context* context, const void* data, size_t size,
+                                       const char* name, const archfit_scan_options* options,
+                                       archfit_scan** out_scan) noexcept {
+  return scan_buffer_as(__func__, context, data, size, name, options, out_scan);
+}
+
+archfit_status archfit_scan_buffer(archfit_context* context, const void* data, size_t size,
+                                   const char* name, const archfit_scan_options* options,
+                                   archfit_scan** out_scan) noexcept {
+  return scan_buffer_as(__func__, context, data, size, name, options, out_scan);
 }
 
 void archfit_scan_destroy(archfit_scan* scan) noexcept { delete scan; }

@@ -11,8 +11,7 @@
 #include "cached_compile.hpp"
 #include "compat/arch.hpp"
 #include "env/python_locate.hpp"
-#include "nvrtc/nvrtc_discovery.hpp"
-#include "nvrtc/target_plan.hpp"
+#include "jit_runtime.hpp"
 #include "sys/child_process.hpp"
 #include "sys/run_program.hpp"
 #include "sys/trust.hpp"
@@ -39,21 +38,19 @@ std::pair<std::string, std::string> fatbinary_kind(const std::string& arch) {
 
 // In the child: `arch` through the kernel cache, as `archfit jit compile`
 // would, the image written to `image_file`; the answer for the parent.
-nlohmann::json compile_one(const BundleRequest& request, const std::string& source,
-                           const std::string& arch, const fs::path& image_file) {
+nlohmann::json compile_one(const BundleRequest& request, const JitSettings& settings,
+                           const std::string& source, const std::string& arch,
+                           const fs::path& image_file) {
   CompileRequest compile;
   compile.source = source;
   compile.source_name = request.source.filename().string();
   compile.target = arch;
   compile.options = request.options;
   compile.name_expressions = request.name_expressions;
-  KernelCache cache(KernelCache::options_from_environment());
-  // NVRTC is known by its recorded facts and loaded only on a miss.
-  LazyNvrtc nvrtc(default_nvrtc_search());
-  const CachedCompile compiled =
-      compile_cached(nvrtc, cache, compile, [&](const NvrtcFacts& facts, CompileRequest&) {
-        require_known_target(arch, facts.supported_archs, facts.description);
-      });
+  // A runtime of the child's own, from its owner's settings: the parent's
+  // cache and NVRTC may hold locks another of its threads took before fork.
+  JitRuntime runtime(settings);
+  const CachedCompile compiled = runtime.compile(compile);
   write_image_file(compiled, image_file);
   return {{"milliseconds", compiled.milliseconds}, {"cache", to_string(compiled.source)}};
 }
@@ -76,7 +73,7 @@ fs::path find_fatbinary() {
   return {};
 }
 
-BundleResult build_bundle(const BundleRequest& request) {
+BundleResult build_bundle(const BundleRequest& request, const JitSettings& settings) {
   const auto start = std::chrono::steady_clock::now();
   if (request.archs.empty()) throw BundleError("--arch: name at least one arch");
   BundleResult result;
@@ -118,7 +115,7 @@ BundleResult build_bundle(const BundleRequest& request) {
         [&] {
           nlohmann::json answer;
           try {
-            answer = compile_one(request, *source, arch, image_file);
+            answer = compile_one(request, settings, *source, arch, image_file);
           } catch (const std::exception& error) {
             answer = {{"error", error.what()}};
           }

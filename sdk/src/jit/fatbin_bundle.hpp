@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "jit/jit_runtime.hpp"
+
 namespace archfit::jit {
 
 class BundleError : public std::runtime_error {
@@ -45,6 +47,7 @@ std::filesystem::path find_fatbinary();
 // Throws BundleError naming the arch and carrying NVRTC's own message (its
 // whole log) when one fails, or how its child ended when it crashed or ran
 // past the time limit, or what to install when fatbinary is missing.
-BundleResult build_bundle(const BundleRequest& request);
+// Each child compiles with a JitRuntime of its own made from `settings`.
+BundleResult build_bundle(const BundleRequest& request, const JitSettings& settings);
 
 }  // namespace archfit::jit

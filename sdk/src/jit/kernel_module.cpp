@@ -18,34 +18,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// One libcuda per path for the whole process, initialised once, never
-// unloaded (the driver runs threads after cuInit).
-const sys::DriverLibrary& driver_library(const fs::path& path) {
-  static std::mutex mutex;
-  static std::map<fs::path, std::unique_ptr<sys::DriverLibrary>> libraries;
-  const std::lock_guard lock(mutex);
-  auto& library = libraries[path];
-  if (!library) {
-    library = std::make_unique<sys::DriverLibrary>(path);
-    if (!library->loaded()) throw JitError(library->failure());
-    const auto missing = library->lacking(
-        {"cuInit", "cuDeviceGet", "cuDeviceGetAttribute", "cuDevicePrimaryCtxRetain",
-         "cuDevicePrimaryCtxRelease_v2", "cuCtxPushCurrent_v2", "cuCtxPopCurrent_v2",
-         "cuModuleLoadData", "cuModuleUnload", "cuModuleGetFunction", "cuLaunchKernel"});
-    if (!missing.empty()) throw JitError(library->not_a_driver());
-    if (const CUresult result = library->api().init(0); result != CUDA_SUCCESS)
-      throw JitError("cuInit failed: " + library->error_text(result));
-  }
-  return *library;
-}
-
-// The NVRTC archfit compiles with: known by its recorded facts, and loaded
-// only when a module misses the cache.
-LazyNvrtc& process_nvrtc() {
-  static LazyNvrtc nvrtc(default_nvrtc_search());
-  return nvrtc;
-}
-
 bool is_name_expression(const std::string& entry) {
   return entry.find_first_of("<(:") != std::string::npos;
 }
@@ -74,6 +46,7 @@ class ContextScope {
 }  // namespace
 
 struct LoadedModuleState {
+  std::shared_ptr<JitRuntime> runtime;  // keeps the driver below loaded
   const sys::DriverLibrary* driver = nullptr;
   CUdevice device = 0;
   CUcontext context = nullptr;
@@ -120,8 +93,9 @@ void LoadedModule::launch(void* function, unsigned grid_x, unsigned grid_y, unsi
   }
 }
 
-KernelModule::KernelModule(KernelModuleSpec spec, JitOptions options)
-    : spec_(std::move(spec)), options_(std::move(options)) {
+KernelModule::KernelModule(KernelModuleSpec spec, std::shared_ptr<JitRuntime> runtime)
+    : spec_(std::move(spec)), runtime_(std::move(runtime)) {
+  if (!runtime_) throw JitError(spec_.name + ": a kernel module needs a jit runtime");
   if (spec_.entry_points.empty())
     throw JitError(spec_.name + ": register at least one entry point (a kernel name)");
   if (!spec_.prebuilt.empty()) prebuilt_scan_ = binary::scan_bytes(spec_.prebuilt, spec_.name);
@@ -156,12 +130,13 @@ std::shared_ptr<LoadedModule> KernelModule::load(int ordinal) {
 
 std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
   const auto start = Clock::now();
-  const sys::DriverLibrary& driver = driver_library(options_.libcuda);
+  const sys::DriverLibrary& driver = runtime_->driver();
   const auto& api = driver.api();
   std::shared_ptr<LoadedModule> loaded(new LoadedModule());
   loaded->module_name_ = spec_.name;
   loaded->state_ = std::make_unique<LoadedModuleState>();
   auto& state = *loaded->state_;
+  state.runtime = runtime_;
   state.driver = &driver;
   const std::string where = spec_.name + " on GPU " + std::to_string(ordinal);
   check(driver, api.device_get(&state.device, ordinal), where + ": cuDeviceGet");
@@ -183,8 +158,8 @@ std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
   check(driver, api.primary_ctx_retain(&state.context, state.device),
         where + ": cuDevicePrimaryCtxRetain");
 
-  KernelCache& cache = options_.cache ? *options_.cache : process_cache();
-  LazyNvrtc& nvrtc = process_nvrtc();
+  KernelCache& cache = runtime_->cache();
+  LazyNvrtc& nvrtc = runtime_->nvrtc();
   const auto plan_for_device = [&] {
     const NvrtcFacts facts = nvrtc.facts(cache);
     return plan_target(report.device_cc, facts.supported_archs, {facts.version});

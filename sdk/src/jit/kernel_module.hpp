@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "binary/image.hpp"
-#include "jit/cache/kernel_cache.hpp"
+#include "jit/jit_runtime.hpp"
 #include "jit/selection.hpp"
 
 namespace archfit::jit {
@@ -89,16 +89,13 @@ class LoadedModule {
   std::map<std::string, std::string> lowered_;  // name expression → mangled name
 };
 
-struct JitOptions {
-  std::filesystem::path libcuda;  // empty: "libcuda.so.1" through the loader
-  KernelCache* cache = nullptr;   // null: process_cache()
-};
-
 class KernelModule {
  public:
   // Scans the prebuilt bytes; JitError when the spec can never load (no
   // source and no device code in the prebuilt bytes, no entry points).
-  explicit KernelModule(KernelModuleSpec spec, JitOptions options = {});
+  // `runtime` (the owner's libcuda, kernel cache and NVRTC; not null) is
+  // held by the module and by every module it loads.
+  KernelModule(KernelModuleSpec spec, std::shared_ptr<JitRuntime> runtime);
   const KernelModuleSpec& spec() const { return spec_; }
 
   // The module on device `ordinal`, loaded the first time it is asked for.
@@ -107,7 +104,7 @@ class KernelModule {
  private:
   std::shared_ptr<LoadedModule> load_now(int ordinal);
   KernelModuleSpec spec_;
-  JitOptions options_;
+  std::shared_ptr<JitRuntime> runtime_;
   binary::FileScan prebuilt_scan_;
   std::mutex mutex_;
   std::map<int, std::shared_ptr<std::mutex>> loading_;  // held while a device loads

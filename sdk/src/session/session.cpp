@@ -1,5 +1,8 @@
 #include "session.hpp"
 
+#include "binary/file_scan.hpp"
+#include "binary/parallel.hpp"
+
 namespace archfit::session {
 
 Session::Session(SessionSettings settings) : settings_(std::move(settings)) {}
@@ -18,6 +21,35 @@ std::shared_ptr<const kb::KnowledgeBase> Session::knowledge_base(
   auto loaded = std::make_shared<const kb::KnowledgeBase>(kb::load_knowledge_base(dir));
   const std::lock_guard<std::mutex> lock(mutex_);
   return knowledge_.try_emplace(dir, std::move(loaded)).first->second;
+}
+
+std::shared_ptr<jit::JitRuntime> Session::jit() {
+  const std::lock_guard<std::mutex> lock(mutex_);
+  if (!jit_) {
+    jit::JitSettings settings;
+    settings.libcuda = settings_.libcuda;
+    jit_ = std::make_shared<jit::JitRuntime>(std::move(settings));
+  }
+  return jit_;
+}
+
+unsigned Session::scan_threads() const {
+  return settings_.threads ? settings_.threads : binary::default_threads();
+}
+
+binary::FileScan Session::scan_file(const std::filesystem::path& path, bool deep) {
+  return binary::scan_file(path, {.deep = deep, .threads = scan_threads()});
+}
+
+binary::FileScan Session::scan_bytes(std::span<const std::byte> bytes, std::string name,
+                                     bool deep) {
+  return binary::scan_bytes(bytes, std::move(name), {.deep = deep, .threads = scan_threads()});
+}
+
+binary::TreeScan Session::scan_tree(const std::vector<std::filesystem::path>& paths,
+                                    binary::TreeScanOptions options) {
+  if (options.threads == 0) options.threads = settings_.threads;
+  return binary::scan_tree(paths, options);
 }
 
 check::CheckReport Session::check(check::CheckOptions options) {
@@ -50,6 +82,22 @@ diagnose::Diagnosis Session::explain(diagnose::ExplainRequest request) {
     if (request.check->libcuda.empty()) request.check->libcuda = settings_.libcuda;
   }
   return diagnose::explain(request);
+}
+
+plugin::PluginSet Session::plugins(const plugin::PluginSearch& search) {
+  return plugin::load_plugins(search);
+}
+
+std::shared_ptr<jit::KernelModule> Session::module(jit::KernelModuleSpec spec) {
+  return std::make_shared<jit::KernelModule>(std::move(spec), jit());
+}
+
+jit::CachedCompile Session::compile(const jit::CompileRequest& request) {
+  return jit()->compile(request);
+}
+
+jit::BundleResult Session::bundle(const jit::BundleRequest& request) {
+  return jit::build_bundle(request, jit()->settings());
 }
 
 }  // namespace archfit::session

@@ -319,10 +319,4 @@ void KernelCache::warn(const std::string& message) {
   }
 }
 
-KernelCache& process_cache() {
-  // Never destroyed: threads still running at exit may use it.
-  static KernelCache* const cache = new KernelCache(KernelCache::options_from_environment());
-  return *cache;
-}
-
 }  // namespace archfit::jit

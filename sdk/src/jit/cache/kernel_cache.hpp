@@ -2,7 +2,7 @@
 // The JIT kernel cache (docs/design.md, decision 6; docs/op-author-guide.md, "The
 // kernel cache"): compiled images by key, in process memory and on disk.
 //
-//   KernelCache& cache = process_cache();
+//   KernelCache& cache = runtime.cache();  // its owner's (jit/jit_runtime.hpp)
 //   const std::string key = cache_key({nvrtc_version, nvrtc_build, "sm_120", options,
 //                                      "rmsnorm.cu", source, headers});
 //   CacheResult result = cache.get_or_build(key, [&] { return compile_with_nvrtc(); });
@@ -145,8 +145,5 @@ class KernelCache {
   std::atomic<uint64_t> memory_hits_{0}, primary_hits_{0}, readonly_hits_{0}, builds_{0},
       discarded_{0};
 };
-
-// The process's cache, made from the environment on first use.
-KernelCache& process_cache();
 
 }  // namespace archfit::jit
