@@ -197,7 +197,7 @@ int main(int argc, char** argv) {
     options.site_packages = {ARCHFIT_DEMO_SITE};
     options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
     const auto document = archfit::check::check_document(archfit::check::run_check(options));
-    const auto environment = archfit::diagnose::read_environment(document, "bench");
+    const auto environment = archfit::check::read_report(document, "bench");
     archfit::diagnose::DiagnoseOptions weighed;
     weighed.environment = &environment;
     std::string verdict;

@@ -10,14 +10,15 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
+#include "check/report_read.hpp"
 #include "compat/verdict.hpp"
 #include "diagnose/diagnosis.hpp"
-#include "diagnose/environment.hpp"
 #include "fixture_site.hpp"
 #include "kb/knowledge_base.hpp"
 
 namespace fs = std::filesystem;
 using namespace archfit::diagnose;
+namespace check = archfit::check;
 
 namespace {
 
@@ -64,18 +65,18 @@ class DiagnoseEnvironment : public ::testing::Test {
   }
 
   // The environment as `archfit check --gpu GPU [--driver D] --site-packages SITE` sees it.
-  Environment checked(const std::string& gpu, const std::string& driver = "") {
+  check::ReportedEnvironment checked(const std::string& gpu, const std::string& driver = "") {
     archfit::check::CheckOptions options;
     options.gpus = {gpu};
     if (!driver.empty()) options.driver = driver;
     options.site_packages = {site_->root()};
     options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
     options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
-    return read_environment(archfit::check::check_document(archfit::check::run_check(options)),
-                            "archfit check");
+    return check::read_report(archfit::check::check_document(archfit::check::run_check(options)),
+                              "archfit check");
   }
 
-  Diagnosis diagnosed(const std::string& text, const Environment& environment) {
+  Diagnosis diagnosed(const std::string& text, const check::ReportedEnvironment& environment) {
     DiagnoseOptions options;
     options.environment = &environment;
     return diagnose(kb(), text, options);
@@ -236,7 +237,7 @@ TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
   options.custom_nodes = custom_nodes;
   options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
   options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
-  const Environment environment = read_environment(
+  const check::ReportedEnvironment environment = check::read_report(
       archfit::check::check_document(archfit::check::run_check(options)), "archfit check");
   const std::string traceback =
       "Traceback (most recent call last):\n"
@@ -283,7 +284,7 @@ nlohmann::json real_machine(nlohmann::json devices, const std::string& torch) {
 TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachineAndRefutedByAGpu) {
   const std::string text = "RuntimeError: No CUDA GPUs are available";
   const auto diagnosed = [&](const nlohmann::json& document) {
-    const Environment environment = read_environment(document, "report.json");
+    const check::ReportedEnvironment environment = check::read_report(document, "report.json");
     DiagnoseOptions options;
     options.environment = &environment;
     return diagnose(kb(), text, options);
@@ -350,8 +351,8 @@ TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnreco
 TEST(DiagnoseEnvironmentDocument, AReportThatIsNotACheckIsRefusedNamingTheField) {
   const auto message = [](const nlohmann::json& document) -> std::string {
     try {
-      read_environment(document, "x");
-    } catch (const EnvironmentError& error) {
+      check::read_report(document, "x");
+    } catch (const check::ReportReadError& error) {
       return error.what();
     }
     return "accepted";
@@ -385,7 +386,7 @@ TEST(DiagnoseEnvironmentTable, AReportWithoutBlocksIsReadWithTheCoresVerdictTabl
     document["stacks"].push_back({{"name", "s-" + name}, {"verdict", name}});
   }
   document["components"].push_back({{"name", "c-later"}, {"verdict", "a-verdict-added-later"}});
-  const Environment environment = read_environment(document, "a saved report");
+  const check::ReportedEnvironment environment = check::read_report(document, "a saved report");
   const auto table = archfit::compat::verdict_table();
   ASSERT_EQ(environment.components.size(), table.size() + 1);
   for (std::size_t i = 0; i < table.size(); ++i) {

@@ -105,7 +105,8 @@ std::string first_sentence(const std::string& text) {
 // which says which CUDA build it is) when the check confirms it, or else the
 // first stack the check finds failing, or else the signature's own title.
 Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
-                       const Environment* environment, const std::string& rerun_command) {
+                       const check::ReportedEnvironment* environment,
+                       const std::string& rerun_command) {
   Headline headline;
   const std::string gpu = d.environment && !d.environment->gpu.empty()
                               ? util::short_gpu_name(d.environment->gpu)
@@ -121,7 +122,7 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
       d.environment && !d.environment->stack_title.empty() && !(confirmed && d.component);
   // A confirmed component that anchors a stack is said as the check says it
   // ("PyTorch 2.5.1+cu124", the unit its fix moves).
-  const EnvironmentStack* anchored = nullptr;
+  const check::ReportedStack* anchored = nullptr;
   if (confirmed && d.component && environment)
     for (const auto& stack : environment->stacks)
       if (stack.anchor == d.component->name && !stack.title.empty()) anchored = &stack;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "attribution.hpp"
-#include "environment.hpp"
+#include "check/report_read.hpp"
 #include "error_text.hpp"
 
 #include "kb/knowledge_base.hpp"
@@ -24,7 +24,7 @@ struct DiagnoseOptions {
   std::optional<int> cuda_error;  // a cudaError_t / CUresult number, when the caller has one
   // The environment the error came from, as a check saw it; nullptr: the
   // text alone.
-  const Environment* environment = nullptr;
+  const check::ReportedEnvironment* environment = nullptr;
 };
 
 // What the environment says of the cause (weigh.hpp).

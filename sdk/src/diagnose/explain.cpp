@@ -1,7 +1,7 @@
 #include "explain.hpp"
 
 #include "check/report_json.hpp"
-#include "environment.hpp"
+#include "check/report_read.hpp"
 
 namespace archfit::diagnose {
 
@@ -15,20 +15,20 @@ kb::KnowledgeBase load(const ExplainRequest& request) {
   }
 }
 
-std::optional<Environment> environment_of(const ExplainRequest& request,
-                                          const kb::KnowledgeBase& kb) {
+std::optional<check::ReportedEnvironment> environment_of(const ExplainRequest& request,
+                                                         const kb::KnowledgeBase& kb) {
   const int given =
       (request.report != nullptr) + (request.saved_report != nullptr) + request.check.has_value();
   if (given > 1)
     throw ExplainError("give at most one environment: a report, a saved report or a check");
   if (request.report)
-    return read_environment(check::check_document(*request.report), request.report_source);
+    return check::read_report(check::check_document(*request.report), request.report_source);
   if (request.saved_report) {
     try {
-      return read_environment(*request.saved_report, request.saved_report_source.empty()
-                                                         ? request.saved_report_name
-                                                         : request.saved_report_source);
-    } catch (const EnvironmentError& error) {
+      return check::read_report(*request.saved_report, request.saved_report_source.empty()
+                                                           ? request.saved_report_name
+                                                           : request.saved_report_source);
+    } catch (const check::ReportReadError& error) {
       throw ExplainError(request.saved_report_name + ": " + error.what());
     }
   }
@@ -36,7 +36,7 @@ std::optional<Environment> environment_of(const ExplainRequest& request,
     check::CheckOptions options = *request.check;
     options.probe_only_when_nothing_to_scan = true;
     options.kb = &kb;
-    return read_environment(check::check_document(check::run_check(options)), "archfit check");
+    return check::read_report(check::check_document(check::run_check(options)), "archfit check");
   }
   return std::nullopt;
 }
@@ -50,7 +50,7 @@ ExplainError unreadable_knowledge_base(const kb::KbError& error) {
 Diagnosis explain(const ExplainRequest& request) {
   const kb::KnowledgeBase owned = request.kb ? kb::KnowledgeBase() : load(request);
   const kb::KnowledgeBase& kb = request.kb ? *request.kb : owned;
-  const std::optional<Environment> environment = environment_of(request, kb);
+  const std::optional<check::ReportedEnvironment> environment = environment_of(request, kb);
   DiagnoseOptions options;
   options.traceback = request.traceback;
   options.cuda_error = request.cuda_error;

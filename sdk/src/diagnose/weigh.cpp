@@ -3,36 +3,26 @@
 #include <algorithm>
 
 #include "compat/arch.hpp"
+#include "compat/verdict.hpp"
 
 namespace archfit::diagnose {
 
 namespace {
 
-// The newest of some arch names ("sm_80", "sm_90a", "compute_90"), as the
-// rule table orders capabilities; names it cannot read count as oldest.
-std::string newest(const std::vector<std::string>& archs) {
-  std::string best;
-  compat::ComputeCapability best_cc;
-  for (const auto& name : archs) {
-    try {
-      const auto arch = compat::parse_arch(name);
-      if (best.empty() || arch.cc > best_cc) {
-        best = name;
-        best_cc = arch.cc;
-      }
-    } catch (const std::exception&) {
-      if (best.empty()) best = name;
-    }
-  }
-  return best;
+// The newest of some targets, as the rule table orders capabilities.
+std::string newest(const std::vector<compat::Target>& targets) {
+  const auto best = std::max_element(
+      targets.begin(), targets.end(),
+      [](const compat::Target& a, const compat::Target& b) { return a.arch.cc < b.arch.cc; });
+  return best == targets.end() ? std::string() : best->to_string();
 }
 
 // "SASS up to sm_90 and no PTX", "no SASS, only PTX for compute_90".
-std::string images_phrase(const EnvironmentBinary& binary) {
-  const std::string sass = binary.sass.size() == 1 ? "SASS for " + binary.sass.front()
+std::string images_phrase(const check::ReportedBinary& binary) {
+  const std::string sass = binary.sass.size() == 1 ? "SASS for " + binary.sass.front().to_string()
                            : binary.sass.empty()   ? ""
                                                    : "SASS up to " + newest(binary.sass);
-  const std::string ptx = binary.ptx.size() == 1 ? "PTX for " + binary.ptx.front()
+  const std::string ptx = binary.ptx.size() == 1 ? "PTX for " + binary.ptx.front().to_string()
                           : binary.ptx.empty()   ? ""
                                                  : "PTX up to " + newest(binary.ptx);
   if (sass.empty() && ptx.empty()) return "no SASS or PTX";
@@ -42,7 +32,7 @@ std::string images_phrase(const EnvironmentBinary& binary) {
 
 // The binary a component's verdict comes from: its first loaded one with
 // that verdict (a feature's library or a copy never loaded does not count).
-const EnvironmentBinary* worst_binary(const EnvironmentComponent& component) {
+const check::ReportedBinary* worst_binary(const check::ReportedComponent& component) {
   for (const auto& binary : component.binaries) {
     if (binary.loaded && binary.verdict == component.verdict) return &binary;
   }
@@ -52,34 +42,49 @@ const EnvironmentBinary* worst_binary(const EnvironmentComponent& component) {
   return component.binaries.empty() ? nullptr : &component.binaries.front();
 }
 
-std::string verdict_words(const std::string& verdict) {
-  if (verdict == "native") return "it has SASS that runs there";
-  if (verdict == "ptx-jit") return "the driver JIT-compiles its PTX there";
-  if (verdict == "no-image") return "no image in it runs there";
-  if (verdict == "ptx-too-new-for-driver") return "its PTX is newer than the driver compiles";
-  if (verdict == "relocatable-only") return "its device code is relocatable only and never loads";
-  if (verdict == "no-device-code") return "it has no device code";
-  if (verdict == "driver-too-old") return "the driver is too old for it";
-  if (verdict == "wrong-platform") return "it is built for another CPU";
-  return "the check's verdict is " + verdict;
+// What a verdict means for the device, in the words of a sentence about a
+// component; a verdict this archfit does not know is named as the report has it.
+std::string verdict_words(const check::ReportedVerdict& reported) {
+  if (!reported.verdict) return "the check's verdict is " + reported.name;
+  switch (*reported.verdict) {
+    case compat::Verdict::native:
+      return "it has SASS that runs there";
+    case compat::Verdict::ptx_jit:
+      return "the driver JIT-compiles its PTX there";
+    case compat::Verdict::no_image:
+      return "no image in it runs there";
+    case compat::Verdict::ptx_too_new_for_driver:
+      return "its PTX is newer than the driver compiles";
+    case compat::Verdict::relocatable_only:
+      return "its device code is relocatable only and never loads";
+    case compat::Verdict::no_device_code:
+      return "it has no device code";
+    case compat::Verdict::driver_too_old:
+      return "the driver is too old for it";
+    case compat::Verdict::wrong_platform:
+      return "it is built for another CPU";
+    case compat::Verdict::unknown:
+      break;  // no GPU to judge against: named as it is
+  }
+  return "the check's verdict is " + reported.name;
 }
 
-std::string device_words(const EnvironmentDevice* device) {
+std::string device_words(const check::ReportedDevice* device) {
   if (!device) return "no GPU was judged";
-  return "your GPU is " + device->sm + (device->name.empty() ? "" : " (" + device->name + ")");
+  return "your GPU is " + device->sm() + (device->name.empty() ? "" : " (" + device->name + ")");
 }
 
 // "xformers 0.0.28.post1 has SASS up to sm_90 and no PTX (in 3 of its 4
 // binaries); your GPU is sm_120 (GeForce RTX 5090): no image in it runs there".
-std::string component_sentence(const EnvironmentComponent& component,
-                               const Environment& environment) {
+std::string component_sentence(const check::ReportedComponent& component,
+                               const check::ReportedEnvironment& environment) {
   std::string out = component.name + (component.version.empty() ? "" : " " + component.version);
-  if (const EnvironmentBinary* binary = worst_binary(component)) {
+  if (const check::ReportedBinary* binary = worst_binary(component)) {
     out += " has " + images_phrase(*binary);
     const auto loaded = std::count_if(component.binaries.begin(), component.binaries.end(),
-                                      [](const EnvironmentBinary& b) { return b.loaded; });
+                                      [](const check::ReportedBinary& b) { return b.loaded; });
     const auto alike = std::count_if(component.binaries.begin(), component.binaries.end(),
-                                     [&](const EnvironmentBinary& other) {
+                                     [&](const check::ReportedBinary& other) {
                                        return other.loaded && other.verdict == component.verdict;
                                      });
     if (loaded > 1 && alike < loaded)
@@ -92,15 +97,16 @@ std::string component_sentence(const EnvironmentComponent& component,
          verdict_words(component.verdict);
 }
 
-std::string device_line(const EnvironmentDevice& device) {
-  return (device.name.empty() ? device.sm : device.name + " (" + device.sm) +
+std::string device_line(const check::ReportedDevice& device) {
+  return (device.name.empty() ? device.sm() : device.name + " (" + device.sm()) +
          (device.simulated      ? ", simulated)"
           : device.name.empty() ? ""
                                 : ")");
 }
 
-std::vector<const EnvironmentComponent*> failing(const Environment& environment) {
-  std::vector<const EnvironmentComponent*> out;
+std::vector<const check::ReportedComponent*> failing(
+    const check::ReportedEnvironment& environment) {
+  std::vector<const check::ReportedComponent*> out;
   for (const auto& component : environment.components) {
     if (component.fails()) out.push_back(&component);
   }
@@ -109,7 +115,7 @@ std::vector<const EnvironmentComponent*> failing(const Environment& environment)
 
 // The check's fix for a component it finds failing: "<name>: <summary>"
 // and its commands. Exact for the installed version and every GPU judged.
-void add_fix(const EnvironmentComponent& component, EnvironmentFinding& finding) {
+void add_fix(const check::ReportedComponent& component, EnvironmentFinding& finding) {
   if (component.runs() || component.fix_summary.empty()) return;
   finding.fix.push_back(component.name + ": " + component.fix_summary);
   finding.fix.insert(finding.fix.end(), component.fix_commands.begin(),
@@ -118,21 +124,21 @@ void add_fix(const EnvironmentComponent& component, EnvironmentFinding& finding)
                           component.fix_commands.end());
 }
 
-void add_fixes(const std::vector<const EnvironmentComponent*>& components,
+void add_fixes(const std::vector<const check::ReportedComponent*>& components,
                EnvironmentFinding& finding) {
   constexpr size_t kFixed = 3;
   for (size_t i = 0; i < components.size() && i < kFixed; ++i) add_fix(*components[i], finding);
 }
 
-Culprit culprit_from(const EnvironmentComponent& component, std::string why) {
+Culprit culprit_from(const check::ReportedComponent& component, std::string why) {
   Culprit culprit(component.name, component.kind, "", std::move(why));
   culprit.version = component.version;
   return culprit;
 }
 
 // "what the check finds failing on your GPU: torch 2.5.1+cu124 (…); …".
-std::string failing_list(const std::vector<const EnvironmentComponent*>& components,
-                         const Environment& environment) {
+std::string failing_list(const std::vector<const check::ReportedComponent*>& components,
+                         const check::ReportedEnvironment& environment) {
   constexpr size_t kListed = 5;
   std::string out = "what the check finds failing: ";
   for (size_t i = 0; i < components.size() && i < kListed; ++i)
@@ -142,8 +148,9 @@ std::string failing_list(const std::vector<const EnvironmentComponent*>& compone
   return out;
 }
 
-std::vector<const EnvironmentStack*> failing_stacks(const Environment& environment) {
-  std::vector<const EnvironmentStack*> out;
+std::vector<const check::ReportedStack*> failing_stacks(
+    const check::ReportedEnvironment& environment) {
+  std::vector<const check::ReportedStack*> out;
   for (const auto& stack : environment.stacks)
     if (stack.blocks) out.push_back(&stack);
   return out;
@@ -153,8 +160,8 @@ std::vector<const EnvironmentStack*> failing_stacks(const Environment& environme
 // "PyTorch 2.15.0+cu132" once, not torch and each nvidia-* wheel in it, and
 // gives each stack's fix once, the core's order (PyTorch first). A report
 // from before stacks lists components.
-void add_what_fails(const std::vector<const EnvironmentComponent*>& components,
-                    const Environment& environment, EnvironmentFinding& finding) {
+void add_what_fails(const std::vector<const check::ReportedComponent*>& components,
+                    const check::ReportedEnvironment& environment, EnvironmentFinding& finding) {
   const auto stacks = failing_stacks(environment);
   if (stacks.empty()) {
     finding.evidence.push_back(failing_list(components, environment));
@@ -182,7 +189,8 @@ void add_what_fails(const std::vector<const EnvironmentComponent*>& components,
   finding.stack_evidence = stacks.front()->name + ": " + stacks.front()->evidence;
 }
 
-std::string every_component_runs(const Environment& environment, const std::string& sm) {
+std::string every_component_runs(const check::ReportedEnvironment& environment,
+                                 const std::string& sm) {
   return "every component the check judged (" + std::to_string(environment.components.size()) +
          ") has code that runs on " + (sm.empty() ? "your GPU" : sm);
 }
@@ -196,11 +204,12 @@ constexpr const char* kNotOnDisk =
 
 // No kernel image, invalid device function, a library refusing the arch:
 // does the component have code for the GPU?
-void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
+void weigh_arch(Diagnosis& d, const check::ReportedEnvironment& environment,
+                EnvironmentFinding& finding) {
   const auto fails = failing(environment);
-  const EnvironmentComponent* mine =
+  const check::ReportedComponent* mine =
       d.component ? environment.component(d.component->name) : nullptr;
-  if (mine && (mine->fails() || mine->verdict == "relocatable-only")) {
+  if (mine && (mine->fails() || mine->verdict.is(compat::Verdict::relocatable_only))) {
     finding.verdict = "confirms";
     finding.evidence.push_back(component_sentence(*mine, environment));
     add_fix(*mine, finding);
@@ -258,16 +267,18 @@ void weigh_arch(Diagnosis& d, const Environment& environment, EnvironmentFinding
   }
 }
 
-void weigh_ptx_too_new(Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
-  std::vector<const EnvironmentComponent*> too_new;
+void weigh_ptx_too_new(Diagnosis& d, const check::ReportedEnvironment& environment,
+                       EnvironmentFinding& finding) {
+  std::vector<const check::ReportedComponent*> too_new;
   for (const auto& component : environment.components) {
-    if (component.verdict == "ptx-too-new-for-driver") too_new.push_back(&component);
+    if (component.verdict.is(compat::Verdict::ptx_too_new_for_driver))
+      too_new.push_back(&component);
   }
-  const EnvironmentComponent* mine =
+  const check::ReportedComponent* mine =
       d.component ? environment.component(d.component->name) : nullptr;
   if (!too_new.empty()) {
     finding.verdict = "confirms";
-    if (mine && mine->verdict == "ptx-too-new-for-driver") {
+    if (mine && mine->verdict.is(compat::Verdict::ptx_too_new_for_driver)) {
       finding.evidence.push_back(component_sentence(*mine, environment));
       add_fix(*mine, finding);
     } else {
@@ -298,7 +309,8 @@ std::string torch_cuda(const std::string& torch) {
 
 // The check says per stack whether the driver is too old for it (the CUDA
 // major's floor, the GPU's first driver): the diagnosis reads that answer.
-void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& finding) {
+void weigh_driver_too_old(const check::ReportedEnvironment& environment,
+                          EnvironmentFinding& finding) {
   if (environment.driver_version.empty()) {
     if (!environment.driver_simulated) {
       finding.verdict = "confirms";
@@ -309,12 +321,12 @@ void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& fi
     return;
   }
   for (const auto& stack : environment.stacks) {
-    if (stack.verdict != "driver-too-old") continue;
+    if (!stack.verdict.is(compat::Verdict::driver_too_old)) continue;
     finding.verdict = "confirms";
     finding.evidence.push_back(stack.name + ": " + stack.evidence);
     return;
   }
-  const EnvironmentStack* torch = nullptr;
+  const check::ReportedStack* torch = nullptr;
   for (const auto& stack : environment.stacks) {
     if (stack.anchor == "torch") torch = &stack;
   }
@@ -338,7 +350,7 @@ void weigh_driver_too_old(const Environment& environment, EnvironmentFinding& fi
                             ", and the report does not say which driver that needs"));
 }
 
-void weigh_no_device(const Environment& environment, EnvironmentFinding& finding) {
+void weigh_no_device(const check::ReportedEnvironment& environment, EnvironmentFinding& finding) {
   if (environment.torch.ends_with("+cpu")) {
     finding.verdict = "confirms";
     finding.evidence.push_back("torch " + environment.torch +
@@ -346,7 +358,7 @@ void weigh_no_device(const Environment& environment, EnvironmentFinding& finding
     return;
   }
   const bool simulated = std::any_of(environment.devices.begin(), environment.devices.end(),
-                                     [](const EnvironmentDevice& d) { return d.simulated; });
+                                     [](const check::ReportedDevice& d) { return d.simulated; });
   if (simulated) {
     finding.evidence.push_back(
         "the GPU was named (--gpu), so the check says nothing of which GPUs this machine has");
@@ -373,7 +385,8 @@ void weigh_no_device(const Environment& environment, EnvironmentFinding& finding
 // Errors the environment cannot confirm (out of memory, asynchronous
 // errors, ptxas not knowing an arch, unrecognised text): what it finds
 // failing is still worth saying.
-void weigh_other(const Diagnosis& d, const Environment& environment, EnvironmentFinding& finding) {
+void weigh_other(const Diagnosis& d, const check::ReportedEnvironment& environment,
+                 EnvironmentFinding& finding) {
   const auto fails = failing(environment);
   if (!fails.empty()) {
     finding.evidence.push_back(failing_list(fails, environment));
@@ -384,7 +397,7 @@ void weigh_other(const Diagnosis& d, const Environment& environment, Environment
 
 }  // namespace
 
-void weigh(Diagnosis& d, const Environment& environment) {
+void weigh(Diagnosis& d, const check::ReportedEnvironment& environment) {
   EnvironmentFinding finding;
   finding.source = environment.source;
   for (const auto& device : environment.devices) finding.devices.push_back(device_line(device));
@@ -402,7 +415,7 @@ void weigh(Diagnosis& d, const Environment& environment) {
     weigh_other(d, environment, finding);
   }
 
-  const EnvironmentComponent* mine =
+  const check::ReportedComponent* mine =
       d.component ? environment.component(d.component->name) : nullptr;
   if (mine && !mine->version.empty()) d.component->version = mine->version;
   finding.gpu = mine && !mine->device.empty() ? mine->device
@@ -410,8 +423,8 @@ void weigh(Diagnosis& d, const Environment& environment) {
                                               : environment.devices.front().name;
   // The text may not name the GPU; the check knows it.
   if (d.sm.empty()) {
-    if (const EnvironmentDevice* device = environment.device_named(mine ? mine->device : ""))
-      d.sm = device->sm;
+    if (const check::ReportedDevice* device = environment.device_named(mine ? mine->device : ""))
+      d.sm = device->sm();
   }
   d.environment = std::move(finding);
 }

@@ -5,8 +5,8 @@
 // cause, in words ("xformers 0.0.28.post1 has SASS up to sm_90 and no PTX;
 // your GPU is sm_120"), and where the traceback names none, or names only
 // PyTorch while another component is what fails, the scan names it.
+#include "check/report_read.hpp"
 #include "diagnosis.hpp"
-#include "environment.hpp"
 
 namespace archfit::diagnose {
 
@@ -14,6 +14,6 @@ namespace archfit::diagnose {
 // the component's version, and d.sm when the text did not name the GPU; may
 // name the component (see above). Runs after the
 // category is known and before the explanation and fix are written.
-void weigh(Diagnosis& d, const Environment& environment);
+void weigh(Diagnosis& d, const check::ReportedEnvironment& environment);
 
 }  // namespace archfit::diagnose

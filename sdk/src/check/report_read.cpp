@@ -1,9 +1,8 @@
-#include "environment.hpp"
+#include "report_read.hpp"
 
-#include "attribution.hpp"
-#include "compat/verdict.hpp"
+#include "env/requirement.hpp"
 
-namespace archfit::diagnose {
+namespace archfit::check {
 
 namespace {
 
@@ -14,10 +13,10 @@ using nlohmann::json;
 const json& field(const json& object, const char* key, json::value_t type,
                   const std::string& where) {
   const auto found = object.find(key);
-  if (found == object.end()) throw EnvironmentError(where + " has no \"" + key + "\"");
+  if (found == object.end()) throw ReportReadError(where + " has no \"" + key + "\"");
   if (found->type() != type && !(type == json::value_t::number_unsigned && found->is_number()))
-    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not " +
-                           json(type).type_name());
+    throw ReportReadError(where + "." + key + " is " + found->type_name() + ", not " +
+                          json(type).type_name());
   return *found;
 }
 
@@ -26,7 +25,7 @@ std::string optional_string(const json& object, const char* key, const std::stri
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return {};
   if (!found->is_string())
-    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not string");
+    throw ReportReadError(where + "." + key + " is " + found->type_name() + ", not string");
   return found->get<std::string>();
 }
 
@@ -35,10 +34,10 @@ std::vector<std::string> strings(const json& object, const char* key, const std:
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return out;
   if (!found->is_array())
-    throw EnvironmentError(where + "." + key + " is " + found->type_name() + ", not array");
+    throw ReportReadError(where + "." + key + " is " + found->type_name() + ", not array");
   for (size_t i = 0; i < found->size(); ++i) {
     if (!(*found)[i].is_string())
-      throw EnvironmentError(where + "." + key + "[" + std::to_string(i) + "] is not a string");
+      throw ReportReadError(where + "." + key + "[" + std::to_string(i) + "] is not a string");
     out.push_back((*found)[i].get<std::string>());
   }
   return out;
@@ -48,11 +47,28 @@ const json& array_field(const json& object, const char* key, const std::string& 
   return field(object, key, json::value_t::array, where);
 }
 
+// A verdict named in a report, known to compat or not.
+ReportedVerdict reported_verdict(std::string name) {
+  return {compat::verdict_from_string(name), std::move(name)};
+}
+
 // What compat's verdict table says of a verdict named in a report; a name
 // this archfit does not know blocks nothing.
-bool verdict_blocks(const std::string& name) {
-  const auto verdict = compat::verdict_from_string(name);
-  return verdict && compat::is_failure(*verdict);
+bool verdict_blocks(const ReportedVerdict& verdict) {
+  return verdict.verdict && compat::is_failure(*verdict.verdict);
+}
+
+// "sm_90a" (sass) or "compute_90" (ptx), as report_json writes an image's
+// target. A name that is no target (what a damaged image's arch field makes,
+// "sm_5") is left out: nothing can run it, and the report is still read.
+std::vector<compat::Target> targets(const json& object, const char* key, bool ptx,
+                                    const std::string& where) {
+  std::vector<compat::Target> out;
+  for (const auto& name : strings(object, key, where)) {
+    const auto target = compat::parse_target(name);
+    if (target && target->ptx == ptx) out.push_back(*target);
+  }
+  return out;
 }
 
 bool optional_bool(const json& object, const char* key, bool otherwise) {
@@ -62,43 +78,38 @@ bool optional_bool(const json& object, const char* key, bool otherwise) {
 
 }  // namespace
 
-bool EnvironmentComponent::runs() const {
-  const auto known = compat::verdict_from_string(verdict);
-  return known && compat::runs(*known);
-}
-
-const EnvironmentDevice* Environment::device_named(const std::string& name) const {
+const ReportedDevice* ReportedEnvironment::device_named(const std::string& name) const {
   for (const auto& device : devices) {
     if (device.name == name) return &device;
   }
   return devices.empty() ? nullptr : &devices.front();
 }
 
-const EnvironmentComponent* Environment::component(std::string_view name) const {
+const ReportedComponent* ReportedEnvironment::component(std::string_view name) const {
   for (const auto& candidate : components) {
-    if (same_component(candidate.name, name)) return &candidate;
+    if (env::normalize_distribution_name(candidate.name) == env::normalize_distribution_name(name))
+      return &candidate;
   }
   return nullptr;
 }
 
-Environment read_environment(const json& document, std::string source) {
-  if (!document.is_object()) throw EnvironmentError("the report is not a JSON object");
+ReportedEnvironment read_report(const json& document, std::string source) {
+  if (!document.is_object()) throw ReportReadError("the report is not a JSON object");
   const std::string schema = optional_string(document, "schema", "the report");
   if (schema != "archfit.check/1")
-    throw EnvironmentError("the report's schema is \"" + schema +
-                           "\", not \"archfit.check/1\" (what `archfit check --json` prints)");
-  Environment environment;
+    throw ReportReadError("the report's schema is \"" + schema +
+                          "\", not \"archfit.check/1\" (what `archfit check --json` prints)");
+  ReportedEnvironment environment;
   environment.source = std::move(source);
 
   const json& devices = array_field(document, "devices", "the report");
   for (size_t i = 0; i < devices.size(); ++i) {
     const std::string where = "devices[" + std::to_string(i) + "]";
-    if (!devices[i].is_object()) throw EnvironmentError(where + " is not an object");
-    EnvironmentDevice device;
+    if (!devices[i].is_object()) throw ReportReadError(where + " is not an object");
+    ReportedDevice device;
     device.name = optional_string(devices[i], "name", where);
-    device.sm =
-        "sm_" + std::to_string(
-                    field(devices[i], "sm", json::value_t::number_unsigned, where).get<unsigned>());
+    device.cc = compat::ComputeCapability::from_sm(
+        field(devices[i], "sm", json::value_t::number_unsigned, where).get<unsigned>());
     if (const auto simulated = devices[i].find("simulated");
         simulated != devices[i].end() && simulated->is_boolean())
       device.simulated = simulated->get<bool>();
@@ -120,12 +131,13 @@ Environment read_environment(const json& document, std::string source) {
   for (size_t i = 0; i < components.size(); ++i) {
     const std::string where = "components[" + std::to_string(i) + "]";
     const json& item = components[i];
-    if (!item.is_object()) throw EnvironmentError(where + " is not an object");
-    EnvironmentComponent component;
+    if (!item.is_object()) throw ReportReadError(where + " is not an object");
+    ReportedComponent component;
     component.name = field(item, "name", json::value_t::string, where).get<std::string>();
     component.version = optional_string(item, "version", where);
     component.kind = optional_string(item, "kind", where);
-    component.verdict = field(item, "verdict", json::value_t::string, where).get<std::string>();
+    component.verdict =
+        reported_verdict(field(item, "verdict", json::value_t::string, where).get<std::string>());
     component.blocks = optional_bool(item, "blocks", verdict_blocks(component.verdict));
     component.device = optional_string(item, "device", where);
     component.evidence = optional_string(item, "evidence", where);
@@ -138,12 +150,13 @@ Environment read_environment(const json& document, std::string source) {
       for (size_t b = 0; b < binaries->size(); ++b) {
         const std::string at = where + ".binaries[" + std::to_string(b) + "]";
         const json& binary = (*binaries)[b];
-        if (!binary.is_object()) throw EnvironmentError(at + " is not an object");
+        if (!binary.is_object()) throw ReportReadError(at + " is not an object");
         const std::string reach = optional_string(binary, "reach", at);
         component.binaries.push_back({optional_string(binary, "path", at),
-                                      optional_string(binary, "verdict", at),
+                                      reported_verdict(optional_string(binary, "verdict", at)),
                                       reach.empty() || reach == "loaded",
-                                      strings(binary, "sass", at), strings(binary, "ptx", at)});
+                                      targets(binary, "sass", false, at),
+                                      targets(binary, "ptx", true, at)});
       }
     }
     environment.components.push_back(std::move(component));
@@ -154,12 +167,12 @@ Environment read_environment(const json& document, std::string source) {
     for (size_t i = 0; i < stacks->size(); ++i) {
       const std::string where = "stacks[" + std::to_string(i) + "]";
       const json& item = (*stacks)[i];
-      if (!item.is_object()) throw EnvironmentError(where + " is not an object");
-      EnvironmentStack stack;
+      if (!item.is_object()) throw ReportReadError(where + " is not an object");
+      ReportedStack stack;
       stack.name = optional_string(item, "name", where);
       stack.anchor = optional_string(item, "anchor", where);
       stack.version = optional_string(item, "version", where);
-      stack.verdict = optional_string(item, "verdict", where);
+      stack.verdict = reported_verdict(optional_string(item, "verdict", where));
       stack.blocks = optional_bool(item, "blocks", verdict_blocks(stack.verdict));
       stack.title = optional_string(item, "title", where);
       stack.evidence = optional_string(item, "evidence", where);
@@ -177,4 +190,4 @@ Environment read_environment(const json& document, std::string source) {
   return environment;
 }
 
-}  // namespace archfit::diagnose
+}  // namespace archfit::check
