@@ -8,12 +8,12 @@
 
 #include "archive_limits_variables.hpp"
 #include "check/check.hpp"
-#include "check/plan.hpp"
 #include "check/report_json.hpp"
-#include "check_text.hpp"
 #include "env/python_locate.hpp"
 #include "jit/cache/cache_location.hpp"
 #include "progress_line.hpp"
+#include "render/check_text.hpp"
+#include "render/plan_script.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -53,8 +53,8 @@ void CheckCommand::add_to(CLI::App& app) {
 
 // The interpreter the plan's pip runs under, and this check's command line
 // without --plan and --json, to run again at the end.
-check::PlanContext CheckCommand::plan_context() const {
-  check::PlanContext context;
+render::PlanContext CheckCommand::plan_context() const {
+  render::PlanContext context;
   if (!probe_.python.empty()) {
     context.python = probe_.python;
   } else if (!probe_.venvs.empty()) {
@@ -62,7 +62,7 @@ check::PlanContext CheckCommand::plan_context() const {
   }
   std::string command = "archfit check";
   auto add = [&](const char* flag, const std::string& value) {
-    if (!value.empty()) command += std::string(" ") + flag + " " + check::shell_quote(value);
+    if (!value.empty()) command += std::string(" ") + flag + " " + render::shell_quote(value);
   };
   for (const auto& gpu : probe_.gpus) add("--gpu", gpu);
   add("--driver", probe_.driver);
@@ -78,7 +78,7 @@ check::PlanContext CheckCommand::plan_context() const {
   add("--custom-nodes", absolute(probe_.custom_nodes));
   for (const auto& wheel : probe_.wheels) add("--wheel", absolute(wheel));
   add("--kb", absolute(probe_.kb));
-  for (const auto& path : paths_) command += " " + check::shell_quote(absolute(path));
+  for (const auto& path : paths_) command += " " + render::shell_quote(absolute(path));
   context.verify_command = command;
   return context;
 }
@@ -136,18 +136,18 @@ int CheckCommand::run() const {
       if (report.environment) {
         if (context.python.empty()) context.python = report.environment->python.string();
         for (const auto& dir : options.site_packages)
-          context.verify_command += " --site-packages " + check::shell_quote(dir.string());
+          context.verify_command += " --site-packages " + render::shell_quote(dir.string());
         if (options.custom_nodes)
           context.verify_command +=
-              " --custom-nodes " + check::shell_quote(options.custom_nodes->string());
+              " --custom-nodes " + render::shell_quote(options.custom_nodes->string());
       }
-      std::cout << check::render_plan(report, context);
+      std::cout << render::render_plan(report, context);
     } else if (json_) {
       std::cout << check::check_document(report).dump(2, ' ', false,
                                                       nlohmann::json::error_handler_t::replace)
                 << '\n';
     } else {
-      print_check_text(std::cout, report, isatty(fileno(stdout)) != 0, details_);
+      render::print_check_text(std::cout, report, isatty(fileno(stdout)) != 0, details_);
     }
     return report.verdict == check::OverallVerdict::fails  ? 1
            : report.verdict == check::OverallVerdict::fits ? 0

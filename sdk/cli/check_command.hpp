@@ -2,8 +2,8 @@
 // `archfit check`: will this environment run on this GPU, and the exact fix.
 #include <CLI/CLI.hpp>
 
-#include "check/plan.hpp"
 #include "probe_options.hpp"
+#include "render/plan_script.hpp"
 
 #include <optional>
 #include <string>
@@ -17,7 +17,7 @@ class CheckCommand {
   int run() const;
 
  private:
-  check::PlanContext plan_context() const;
+  render::PlanContext plan_context() const;
   static void choose_environment(check::CheckOptions& options);
   ProbeOptions probe_;
   std::vector<std::string> paths_;

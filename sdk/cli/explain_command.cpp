@@ -8,6 +8,7 @@
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/explain.hpp"
 #include "progress_line.hpp"
+#include "render/diagnosis_text.hpp"
 #include "session/session.hpp"
 #include "util/file.hpp"
 
@@ -105,7 +106,7 @@ int ExplainCommand::run() const {
                                                    nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
-    std::cout << diagnose::to_text(diagnosis);
+    std::cout << render::diagnosis_text(diagnosis);
   }
   return diagnosis.recognised() ? 0 : 1;
 }

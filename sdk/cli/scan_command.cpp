@@ -9,7 +9,7 @@
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
 #include "progress_line.hpp"
-#include "scan_text.hpp"
+#include "render/scan_text.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -51,12 +51,12 @@ int ScanCommand::run() const {
                      .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
-    TextOptions text;
+    render::ScanTextOptions text;
     text.images = images_;
     text.deep = deep_;
     text.all_files = all_files_;
     text.color = isatty(fileno(stdout)) != 0;
-    print_scan_text(std::cout, result, elapsed_ms, text);
+    render::print_scan_text(std::cout, result, elapsed_ms, text);
   }
   for (const auto& file : result.files) {
     if (!file.problems.empty()) return 1;

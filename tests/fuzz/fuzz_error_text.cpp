@@ -10,6 +10,7 @@
 #include "diagnose/error_text.hpp"
 #include "fuzz_input.hpp"
 #include "kb/knowledge_base.hpp"
+#include "render/diagnosis_text.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const archfit::kb::KnowledgeBase kb =
@@ -19,6 +20,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto diagnosis = archfit::diagnose::diagnose(kb, text);
   (void)archfit::diagnose::to_json(diagnosis).dump(-1, ' ', false,
                                                    nlohmann::json::error_handler_t::replace);
-  (void)archfit::diagnose::to_text(diagnosis);
+  (void)archfit::render::diagnosis_text(diagnosis);
   return 0;
 }

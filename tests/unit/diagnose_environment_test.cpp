@@ -15,6 +15,7 @@
 #include "diagnose/diagnosis.hpp"
 #include "fixture_site.hpp"
 #include "kb/knowledge_base.hpp"
+#include "render/diagnosis_text.hpp"
 
 namespace fs = std::filesystem;
 using namespace archfit::diagnose;
@@ -104,9 +105,10 @@ TEST_F(DiagnoseEnvironment, ACheckConfirmsTheComponentTheTracebackNamesInWords) 
   // The check's own fix for xformers leads.
   ASSERT_FALSE(d.fix.empty());
   EXPECT_EQ(d.fix[0].rfind("xformers: ", 0), 0u) << d.fix[0];
-  EXPECT_NE(to_text(d).find("checked    confirms (archfit check): xformers 0.0.28.post1"),
+  EXPECT_NE(archfit::render::diagnosis_text(d).find(
+                "checked    confirms (archfit check): xformers 0.0.28.post1"),
             std::string::npos)
-      << to_text(d);
+      << archfit::render::diagnosis_text(d);
   EXPECT_EQ(to_json(d)["environment"]["verdict"], "confirms");
   EXPECT_EQ(to_json(d)["component"]["version"], "0.0.28.post1");
 }
@@ -127,7 +129,9 @@ TEST_F(DiagnoseEnvironment, TheHeadlineNamesTheGpuTheComponentItsCauseAndTheOneC
   const auto json = to_json(d)["headline"];
   EXPECT_EQ(json["title"], d.headline->title);
   EXPECT_EQ(json["command"], d.headline->command);
-  EXPECT_EQ(to_text(d).rfind("RTX 5090 cannot run PyTorch 2.5.1+cu124\n", 0), 0u) << to_text(d);
+  EXPECT_EQ(
+      archfit::render::diagnosis_text(d).rfind("RTX 5090 cannot run PyTorch 2.5.1+cu124\n", 0), 0u)
+      << archfit::render::diagnosis_text(d);
 }
 
 TEST_F(DiagnoseEnvironment, AComponentTheCheckFindsRunningIsNotBlamedInTheTitleWhatFailsIs) {
@@ -183,7 +187,7 @@ TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {
   const Diagnosis d =
       diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("RTX 4090"));
   EXPECT_EQ(d.category, "no-kernel-image");
-  ASSERT_TRUE(d.component) << to_text(d);
+  ASSERT_TRUE(d.component) << archfit::render::diagnosis_text(d);
   EXPECT_EQ(d.component->name, "fastops");
   EXPECT_EQ(d.environment->verdict, "confirms");
 }
@@ -197,7 +201,7 @@ TEST_F(DiagnoseEnvironment, WhenEverythingOnDiskRunsTheCheckSaysTheCodeCameFromE
   const Diagnosis d =
       diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("H100"));
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "refutes") << to_text(d);
+  EXPECT_EQ(d.environment->verdict, "refutes") << archfit::render::diagnosis_text(d);
   ASSERT_GE(d.environment->evidence.size(), 2u);
   EXPECT_NE(d.environment->evidence[1].find("built at run time"), std::string::npos);
 }

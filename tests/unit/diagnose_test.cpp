@@ -14,6 +14,7 @@
 
 #include "diagnose/diagnosis.hpp"
 #include "kb/knowledge_base.hpp"
+#include "render/diagnosis_text.hpp"
 
 namespace fs = std::filesystem;
 using namespace archfit::diagnose;
@@ -44,18 +45,19 @@ TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
     const std::string expected = entry["category"].as<std::string>();
     SCOPED_TRACE(file);
     const Diagnosis d = diagnose(kb(), read_bytes(kCorpus / file));
-    EXPECT_EQ(d.category, expected) << to_text(d);
+    EXPECT_EQ(d.category, expected) << archfit::render::diagnosis_text(d);
     ++per_category[expected];
     if (entry["component"]) {
-      EXPECT_TRUE(d.component.has_value()) << to_text(d);
+      EXPECT_TRUE(d.component.has_value()) << archfit::render::diagnosis_text(d);
       if (!d.component) continue;
       EXPECT_EQ(d.component->name, entry["component"].as<std::string>()) << d.component->why;
       if (entry["component_kind"])
         EXPECT_EQ(d.component->kind, entry["component_kind"].as<std::string>());
     }
-    if (entry["arch"]) EXPECT_EQ(d.sm, entry["arch"].as<std::string>()) << to_text(d);
+    if (entry["arch"])
+      EXPECT_EQ(d.sm, entry["arch"].as<std::string>()) << archfit::render::diagnosis_text(d);
     if (entry["printed_by"]) {
-      EXPECT_TRUE(d.printed_by.has_value()) << to_text(d);
+      EXPECT_TRUE(d.printed_by.has_value()) << archfit::render::diagnosis_text(d);
       if (d.printed_by) EXPECT_EQ(d.printed_by->library, entry["printed_by"].as<std::string>());
     }
     // Whatever the input, the JSON is valid UTF-8 and names the schema.

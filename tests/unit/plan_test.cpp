@@ -1,4 +1,4 @@
-#include "check/plan.hpp"
+#include "render/plan_script.hpp"
 
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -10,10 +10,10 @@
 #include <fstream>
 
 using archfit::check::CheckReport;
-using archfit::check::render_plan;
-using archfit::check::shell_quote;
 using archfit::check::StackResult;
 using archfit::compat::Verdict;
+using archfit::render::render_plan;
+using archfit::render::shell_quote;
 
 namespace {
 

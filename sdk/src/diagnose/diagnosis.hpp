@@ -97,7 +97,4 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
 // bytes that are not UTF-8: dump with error_handler_t::replace.
 nlohmann::json to_json(const Diagnosis& diagnosis);
 
-// People's version: the category, the component, the explanation, the steps.
-std::string to_text(const Diagnosis& diagnosis);
-
 }  // namespace archfit::diagnose

@@ -7,9 +7,9 @@
 
 #include "check/check.hpp"
 
-namespace archfit::cli {
+namespace archfit::render {
 
 void print_check_text(std::ostream& out, const check::CheckReport& report, bool color,
                       bool details = false);
 
-}  // namespace archfit::cli
+}  // namespace archfit::render

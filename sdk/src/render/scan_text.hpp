@@ -4,9 +4,9 @@
 
 #include "binary/tree_scan.hpp"
 
-namespace archfit::cli {
+namespace archfit::render {
 
-struct TextOptions {
+struct ScanTextOptions {
   bool images = false;     // one line per image
   bool deep = false;       // show what --deep found
   bool all_files = false;  // list files without device code too
@@ -14,6 +14,6 @@ struct TextOptions {
 };
 
 void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double elapsed_ms,
-                     const TextOptions& options);
+                     const ScanTextOptions& options);
 
-}  // namespace archfit::cli
+}  // namespace archfit::render

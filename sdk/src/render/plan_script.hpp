@@ -4,18 +4,18 @@
 // advised build, check again. archfit never runs it.
 #include <string>
 
-#include "check.hpp"
+#include "check/check.hpp"
 
-namespace archfit::check {
+namespace archfit::render {
 
 struct PlanContext {
   std::string python;  // the environment's interpreter; "" lets the script default to python3
   std::string verify_command;  // the archfit check command to run again, already shell-quoted
 };
 
-std::string render_plan(const CheckReport& report, const PlanContext& context);
+std::string render_plan(const check::CheckReport& report, const PlanContext& context);
 
 // 'text' for a POSIX shell, with embedded single quotes escaped.
 std::string shell_quote(const std::string& text);
 
-}  // namespace archfit::check
+}  // namespace archfit::render

@@ -6,7 +6,7 @@
 
 #include "binary/summary.hpp"
 
-namespace archfit::cli {
+namespace archfit::render {
 
 using binary::ScanSummary;
 
@@ -120,7 +120,7 @@ void print_image(std::ostream& out, const binary::Image& image, bool deep) {
 }  // namespace
 
 void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double elapsed_ms,
-                     const TextOptions& options) {
+                     const ScanTextOptions& options) {
   const Style style{options.color};
   ScanSummary total;
   uint64_t with_code = 0, with_problems = 0, containers = 0, disagreements = 0;
@@ -171,4 +171,4 @@ void print_scan_text(std::ostream& out, const binary::TreeScan& scan, double ela
   if (options.deep) out << disagreements << " payload disagreements or unreadable payloads\n";
 }
 
-}  // namespace archfit::cli
+}  // namespace archfit::render

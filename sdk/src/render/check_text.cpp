@@ -5,7 +5,7 @@
 
 #include "check/summary.hpp"
 
-namespace archfit::cli {
+namespace archfit::render {
 
 namespace {
 
@@ -223,4 +223,4 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
       << (colon == std::string::npos ? "" : summary.substr(colon)) << '\n';
 }
 
-}  // namespace archfit::cli
+}  // namespace archfit::render

@@ -1,8 +1,8 @@
-#include "plan.hpp"
+#include "plan_script.hpp"
 
 #include <sstream>
 
-namespace archfit::check {
+namespace archfit::render {
 
 namespace {
 
@@ -16,7 +16,7 @@ std::string with_environment_pip(std::string command) {
 }
 
 // "GeForce RTX 4090 (sm_89) and GeForce RTX 5090 (sm_120)".
-std::string device_names(const std::vector<DeviceInfo>& devices) {
+std::string device_names(const std::vector<check::DeviceInfo>& devices) {
   if (devices.empty()) return "this GPU";
   std::string names;
   for (size_t d = 0; d < devices.size(); ++d) {
@@ -34,7 +34,7 @@ std::string shell_quote(const std::string& text) {
   return quoted + "'";
 }
 
-std::string render_plan(const CheckReport& report, const PlanContext& context) {
+std::string render_plan(const check::CheckReport& report, const PlanContext& context) {
   std::ostringstream out;
   out << "#!/bin/sh\n"
       << "# archfit plan: replace what will not run on " << device_names(report.devices)
@@ -61,4 +61,4 @@ std::string render_plan(const CheckReport& report, const PlanContext& context) {
   return out.str();
 }
 
-}  // namespace archfit::check
+}  // namespace archfit::render
