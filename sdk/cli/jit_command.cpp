@@ -59,7 +59,7 @@ int JitCommand::run_bundle() const {
     session::Session session;
     const jit::BundleResult result = session.bundle(request);
     // Confirm from the file itself that every arch asked for is in it.
-    const binary::FileScan scan = binary::scan_file(output_);
+    const binary::FileScan scan = session.scan_file(output_);
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     size_t missing = 0;
@@ -109,7 +109,7 @@ int JitCommand::run() const {
     const bool nvrtc_loaded = runtime->nvrtc().is_loaded();
 
     // Confirm the arch from the image itself, with archfit's own scanner.
-    const binary::FileScan scan = binary::scan_bytes(*compiled.image, source_ + " (output)");
+    const binary::FileScan scan = session.scan_bytes(*compiled.image, source_ + " (output)");
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
