@@ -49,6 +49,20 @@ void CheckCommand::add_to(CLI::App& app) {
                    "Load plugins, from this folder too (before ARCHFIT_PLUGIN_PATH)")
       ->allow_extra_args(false);
   check->add_option("paths", paths_, "Further files or directories to judge");
+  check->add_option("--labels", labels_.format,
+                    "Print the node's labels for a scheduler instead: nfd (a "
+                    "node-feature-discovery feature file; docs/fleet.md)");
+  check
+      ->add_option("--labels-config", labels_.config,
+                   "With --labels: the environments to label this node for "
+                   "(archfit.fleet/1 YAML), each as archfit.dev/fits.<name>")
+      ->check(CLI::ExistingFile);
+  check->add_option("--labels-output", labels_.output,
+                    "With --labels: replace this file whole (NFD's features.d/archfit) "
+                    "instead of printing");
+  check->add_option("--labels-ttl", labels_.ttl_seconds,
+                    "With --labels: labels expire after this many seconds unless written "
+                    "again (# +expiry-time)");
 }
 
 // The interpreter the plan's pip runs under, and this check's command line
@@ -103,6 +117,19 @@ void CheckCommand::choose_environment(check::CheckOptions& options) {
 }
 
 int CheckCommand::run() const {
+  if (!labels_.format.empty()) {
+    if (!paths_.empty()) {
+      std::cerr << "archfit check --labels: name the environments in --labels-config, not as "
+                   "paths\n";
+      return 2;
+    }
+    return write_node_labels(probe_, labels_, std::cerr);
+  }
+  if (!labels_.config.empty() || !labels_.output.empty() || labels_.ttl_seconds) {
+    std::cerr << "archfit check: --labels-config, --labels-output and --labels-ttl go with "
+                 "--labels nfd\n";
+    return 2;
+  }
   try {
     check::CheckOptions options = probe_.check_options("archfit check", std::cerr);
     for (const auto& path : paths_) options.paths.emplace_back(path);

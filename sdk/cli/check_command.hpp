@@ -2,6 +2,7 @@
 // `archfit check`: will this environment run on this GPU, and the exact fix.
 #include <CLI/CLI.hpp>
 
+#include "node_labels_command.hpp"
 #include "probe_options.hpp"
 #include "render/plan_script.hpp"
 
@@ -31,6 +32,7 @@ class CheckCommand {
   std::vector<std::string> plugin_paths_;
   bool progress_ = false;
   bool no_progress_ = false;
+  LabelsRequest labels_;
 };
 
 }  // namespace archfit::cli

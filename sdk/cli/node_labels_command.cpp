@@ -1,0 +1,176 @@
+#include "node_labels_command.hpp"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+#include <system_error>
+
+#include "archfit/archfit_version.h"
+#include "env/python_locate.hpp"
+#include "fleet/fleet_config.hpp"
+#include "fleet/node_labels.hpp"
+#include "session/session.hpp"
+
+namespace archfit::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+class LabelsWriteError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The probe's GPU, driver and knowledge base with the environment's paths.
+ProbeOptions probe_for(const ProbeOptions& node, const fleet::FleetEnvironment& environment) {
+  ProbeOptions probe;
+  probe.gpus = node.gpus;
+  probe.driver = node.driver;
+  probe.kb = node.kb;
+  probe.threads = node.threads;
+  probe.venvs = environment.venvs;
+  probe.python = environment.python;
+  probe.comfyui = environment.comfyui;
+  probe.custom_nodes = environment.custom_nodes;
+  probe.site_packages = environment.site_packages;
+  probe.wheels = environment.wheels;
+  return probe;
+}
+
+// The first path the entry names that is not on this node; "" when all are.
+// (On the command line CLI11 refuses a missing folder; from the config, a
+// missing site-packages would otherwise be "nothing to judge", which fits.)
+std::string missing_path(const fleet::FleetEnvironment& environment) {
+  std::vector<std::string> named = environment.venvs;
+  for (const auto* list : {&environment.site_packages, &environment.wheels, &environment.paths})
+    named.insert(named.end(), list->begin(), list->end());
+  for (const std::string& path : {environment.comfyui, environment.custom_nodes})
+    if (!path.empty()) named.push_back(path);
+  for (const auto& path : named) {
+    std::error_code error;
+    if (!fs::exists(path, error)) return path;
+  }
+  return {};
+}
+
+fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& node,
+                                const fleet::FleetEnvironment& environment) {
+  fleet::EnvironmentVerdict verdict{environment.name, check::OverallVerdict::unknown, ""};
+  if (const std::string missing = missing_path(environment); !missing.empty()) {
+    verdict.summary = missing + " is not on this node";
+    return verdict;
+  }
+  try {
+    std::ostringstream warnings;
+    check::CheckOptions options =
+        probe_for(node, environment).check_options("archfit check", warnings);
+    for (const auto& path : environment.paths) options.paths.emplace_back(path);
+    const check::CheckReport report = session.check(options);
+    verdict.verdict = report.verdict;
+    verdict.summary = report.summary;
+  } catch (const check::CheckError& error) {
+    verdict.summary = error.what();
+  } catch (const env::LocateError& error) {
+    verdict.summary = error.what();
+  }
+  return verdict;
+}
+
+// The whole file or nothing: written beside the target under a name NFD
+// passes over (it starts with a dot), then renamed onto it.
+void replace_file(const fs::path& target, const std::string& text) {
+  const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp-" +
+                                                     std::to_string(::getpid()));
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temporary, ignored);
+      throw LabelsWriteError("cannot write " + temporary.string());
+    }
+  }
+  std::error_code error;
+  fs::rename(temporary, target, error);
+  if (error) {
+    std::error_code ignored;
+    fs::remove(temporary, ignored);
+    throw LabelsWriteError("cannot replace " + target.string() + ": " + error.message());
+  }
+}
+
+std::string node_words(const check::CheckReport& node) {
+  std::string out;
+  for (const auto& device : node.devices)
+    out += (out.empty() ? "" : ", ") + device.name + " (" + device.cc.sm_name() + ")";
+  if (out.empty()) out = "no GPU";
+  return out + "; driver " + (node.driver.version.empty() ? "none" : node.driver.version);
+}
+
+}  // namespace
+
+int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
+                      std::ostream& errors) {
+  if (request.format != "nfd") {
+    errors << "archfit check: --labels " << request.format
+           << ": the one format known is nfd (node-feature-discovery's feature file)\n";
+    return 2;
+  }
+  if (!probe.site_packages.empty() || !probe.venvs.empty() || !probe.python.empty() ||
+      !probe.comfyui.empty() || !probe.custom_nodes.empty() || !probe.wheels.empty()) {
+    errors << "archfit check --labels: name the environments in --labels-config (each becomes "
+              "archfit.dev/fits.<name>), not on the command line\n";
+    return 2;
+  }
+  try {
+    std::vector<fleet::FleetEnvironment> environments;
+    if (!request.config.empty())
+      environments = fleet::read_fleet_config(request.config).environments;
+
+    session::Session session;  // one knowledge base for every check below
+    ProbeOptions node_probe;
+    node_probe.gpus = probe.gpus;
+    node_probe.driver = probe.driver;
+    node_probe.kb = probe.kb;
+    node_probe.threads = probe.threads;
+    check::CheckOptions node_options = node_probe.check_options("archfit check", errors);
+    node_options.probe_only_when_nothing_to_scan = true;
+    const check::CheckReport node = session.check(node_options);
+
+    std::vector<fleet::EnvironmentVerdict> verdicts;
+    for (const auto& environment : environments)
+      verdicts.push_back(judge(session, probe, environment));
+
+    const auto now = std::chrono::system_clock::now();
+    std::optional<std::chrono::system_clock::time_point> expires;
+    if (request.ttl_seconds) expires = now + std::chrono::seconds(request.ttl_seconds);
+    const std::string heading = std::string("archfit ") + ARCHFIT_VERSION_STRING +
+                                ": node labels for node-feature-discovery; " + node_words(node);
+    const std::string text =
+        fleet::nfd_feature_file(fleet::node_labels(node, verdicts), heading, expires);
+    if (request.output.empty() || request.output == "-") {
+      std::cout << text;
+    } else {
+      replace_file(request.output, text);
+    }
+    return 0;
+  } catch (const fleet::FleetConfigError& error) {
+    errors << "archfit check --labels-config: " << error.what() << '\n';
+  } catch (const check::CheckError& error) {
+    errors << "archfit check --labels: " << error.what() << '\n';
+  } catch (const env::LocateError& error) {
+    errors << "archfit check --labels: " << error.what() << '\n';
+  } catch (const LabelsWriteError& error) {
+    errors << "archfit check --labels-output: " << error.what() << '\n';
+  }
+  return 2;
+}
+
+}  // namespace archfit::cli
