@@ -29,7 +29,7 @@ BENCH_APT_PACKAGES := python3-torch
 # its sanitizer and libFuzzer runtimes.
 SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
-.PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit clean test-realworld test-comfyui \
+.PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
   sanitizer-deps fuzz test-asan test-tsan test-sanitizers
 
@@ -115,6 +115,10 @@ bench-jit: build
 	$(BUILD_DIR)/tests/bench/archfit_jit_fresh_process_bench
 	$(BUILD_DIR)/tests/bench/archfit_jit_nvrtc_bench --runs 15
 	tests/bench/jit_bundle_bench.sh $(BUILD_DIR)/sdk/archfit 7
+
+# Issue 26: what the fleet recipes cost a node (docs/fleet.md, "Figures").
+bench-fleet: build
+	tests/bench/fleet_bench.sh $(BUILD_DIR)/sdk/archfit $(DEMO_SITE)
 
 # Issue 3: archfit check on 200 CUDA .so files (>= 1 GB) against `import torch`.
 bench-check: build bench-deps
