@@ -39,15 +39,18 @@ say() {
 }
 
 # The job's comment: Slurm gives it to the prolog in newer releases; ask
-# scontrol otherwise.
+# scontrol otherwise (the comment runs to the end of its line there, spaces
+# and all).
 comment=${SLURM_JOB_COMMENT:-}
 if [ -z "$comment" ] && [ -n "$job" ]; then
-  comment=$("$SCONTROL" show job "$job" 2>/dev/null | tr ' ' '\n' | sed -n 's/^Comment=//p' | head -n 1)
+  comment=$("$SCONTROL" show job "$job" 2>/dev/null | sed -n 's/^.*[[:space:]]Comment=//p' | head -n 1)
 fi
 environment=""
+set -f  # the comment's words are words, not patterns
 for word in $comment; do
   case $word in archfit=*) environment=${word#archfit=} ;; esac
 done
+set +f
 [ -n "$environment" ] || environment=${ARCHFIT_DEFAULT_ENV:-}
 if [ -z "$environment" ]; then
   exit 0  # nothing named: nothing to check

@@ -176,7 +176,7 @@ FAKE_SCONTROL = """#!/bin/sh
 printf '%s\\n' "$*" >> "$FAKE_SCONTROL_LOG"
 if [ "$1" = show ] && [ "$2" = job ]; then
   echo "JobId=$3 JobName=render UserId=artist(1000)"
-  echo "   Comment=$FAKE_JOB_COMMENT Priority=1"
+  echo "   Priority=1 Comment=$FAKE_JOB_COMMENT"
 fi
 """
 
@@ -207,9 +207,14 @@ def slurm(tmp_path, archfit_cli):
 
 
 def test_prolog_passes_a_job_whose_environment_fits(slurm, demo_site):
-    done, calls = slurm(f"archfit={demo_site}", "sm_90")
+    # The comment as scontrol prints it: several words, archfit= among them.
+    done, calls = slurm(f"render * archfit={demo_site} nightly", "sm_90")
     assert done.returncode == 0, done.stderr
     assert calls == ["show job 4242"]  # asked for the comment, changed nothing
+    # The same job on an sm_120 node: found through scontrol too, and drained.
+    done, calls = slurm(f"render * archfit={demo_site} nightly", "sm_120")
+    assert done.returncode == 1, done.stderr
+    assert calls[0] == "show job 4242" and calls[1].startswith("update NodeName=gpu-node-7 ")
 
 
 def test_prolog_drains_the_node_with_the_reason_when_it_does_not(slurm, demo_site):
