@@ -19,7 +19,7 @@ namespace archfit::fleet {
 inline constexpr std::string_view kLabelPrefix = "archfit.dev/";
 
 struct Label {
-  std::string name;  // "archfit.dev/sm"
+  std::string name;  // "archfit.dev/sm"; "" for a comment line alone
   std::string value;
   std::string comment;  // a `#` line written before it; "" for none
 };
