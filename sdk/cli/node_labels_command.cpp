@@ -14,6 +14,7 @@
 #include "env/python_locate.hpp"
 #include "fleet/fleet_config.hpp"
 #include "fleet/node_labels.hpp"
+#include "kb/kb_error.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -27,7 +28,8 @@ class LabelsWriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The probe's GPU, driver and knowledge base with the environment's paths.
+// The probe's GPU, driver and knowledge base with the environment's paths
+// (none: the node alone).
 ProbeOptions probe_for(const ProbeOptions& node, const fleet::FleetEnvironment& environment) {
   ProbeOptions probe;
   probe.gpus = node.gpus;
@@ -43,29 +45,9 @@ ProbeOptions probe_for(const ProbeOptions& node, const fleet::FleetEnvironment& 
   return probe;
 }
 
-// The first path the entry names that is not on this node; "" when all are.
-// (On the command line CLI11 refuses a missing folder; from the config, a
-// missing site-packages would otherwise be "nothing to judge", which fits.)
-std::string missing_path(const fleet::FleetEnvironment& environment) {
-  std::vector<std::string> named = environment.venvs;
-  for (const auto* list : {&environment.site_packages, &environment.wheels, &environment.paths})
-    named.insert(named.end(), list->begin(), list->end());
-  for (const std::string& path : {environment.comfyui, environment.custom_nodes})
-    if (!path.empty()) named.push_back(path);
-  for (const auto& path : named) {
-    std::error_code error;
-    if (!fs::exists(path, error)) return path;
-  }
-  return {};
-}
-
 fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& node,
                                 const fleet::FleetEnvironment& environment) {
   fleet::EnvironmentVerdict verdict{environment.name, check::OverallVerdict::unknown, ""};
-  if (const std::string missing = missing_path(environment); !missing.empty()) {
-    verdict.summary = missing + " is not on this node";
-    return verdict;
-  }
   try {
     std::ostringstream warnings;
     check::CheckOptions options =
@@ -135,12 +117,18 @@ int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
       environments = fleet::read_fleet_config(request.config).environments;
 
     session::Session session;  // one knowledge base for every check below
-    ProbeOptions node_probe;
-    node_probe.gpus = probe.gpus;
-    node_probe.driver = probe.driver;
-    node_probe.kb = probe.kb;
-    node_probe.threads = probe.threads;
-    check::CheckOptions node_options = node_probe.check_options("archfit check", errors);
+    check::CheckOptions node_options =
+        probe_for(probe, fleet::FleetEnvironment{}).check_options("archfit check", errors);
+    // With environments to check, read the knowledge base once for all the
+    // checks (a Session's checks take the one it holds; a lone check reads
+    // its own, beside its probe, which is quicker for the node alone).
+    if (!environments.empty()) {
+      try {
+        session.knowledge_base(node_options.kb_dir);
+      } catch (const kb::KbError&) {
+        // The node's check says why, in its own words.
+      }
+    }
     node_options.probe_only_when_nothing_to_scan = true;
     const check::CheckReport node = session.check(node_options);
 

@@ -90,6 +90,18 @@ TEST_F(CliWalk, ACheckOfSitePackagesWithALinkOutsideNotesItAndJudgesOnlyWhatIsIn
   EXPECT_TRUE(noted) << report["findings"].dump();
 }
 
+// Found in issue 26: a path that is not there was "nothing to judge", so
+// `archfit check /typo` said fits and exited 0.
+TEST_F(CliWalk, ACheckOfAPathThatIsNotThereFailsNamingIt) {
+  const fs::path missing = dir_ / "no-such-site";
+  const CommandResult run = run_archfit("check --no-plugins --gpu sm_86 " + quoted(missing));
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("path " + missing.string() + ": no such file or folder"),
+            std::string::npos)
+      << run.out;
+  EXPECT_EQ(run.out.find("fits"), std::string::npos) << run.out;
+}
+
 TEST_F(CliWalk, ProcSelfIsRefusedNotWalked) {
   if (!fs::exists("/proc/self/status")) GTEST_SKIP() << "no /proc here";
   const CommandResult run = run_archfit("scan /proc/self");

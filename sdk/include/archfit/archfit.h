@@ -246,8 +246,9 @@ typedef enum archfit_overall_verdict {
 
 /* Runs probe, scan, judge and advise. Fails (ARCHFIT_ERROR_INVALID_ARGUMENT)
  * when archfit cannot run the check: an unknown GPU name (the message lists the
- * closest names), a malformed --driver, nothing to check, an unreadable
- * knowledge base. A failing environment is a successful call whose report
+ * closest names), a malformed --driver, nothing to check, a site-packages,
+ * custom_nodes folder or path that does not exist, an unreadable knowledge
+ * base. A failing environment is a successful call whose report
  * says ARCHFIT_FAILS. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_check_run(archfit_context* context, const archfit_check_options* options,

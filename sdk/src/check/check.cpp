@@ -164,6 +164,20 @@ void note_mixed_runtimes(CheckReport& report) {
       "); which one a library loads depends on its RPATH and LD_LIBRARY_PATH.");
 }
 
+// Every folder and file the check is told to judge must be there: a
+// site-packages, custom_nodes folder or path that is not would be "nothing
+// to judge", which fits. (One that exists but cannot be read is a finding.)
+void require_named_roots(const CheckOptions& options) {
+  const auto require = [](const fs::path& path, const char* what) {
+    std::error_code error;
+    if (fs::symlink_status(path, error).type() == fs::file_type::not_found)
+      throw CheckError(std::string(what) + " " + path.string() + ": no such file or folder");
+  };
+  for (const auto& dir : options.site_packages) require(dir, "site-packages");
+  if (options.custom_nodes) require(*options.custom_nodes, "custom_nodes");
+  for (const auto& path : options.paths) require(path, "path");
+}
+
 // Each --wheel: its name, version and tags, read from inside it. The scan
 // opens it again for its libraries (scan_tree reads named wheels).
 std::vector<env::Wheel> read_wheels(const CheckOptions& options,
@@ -282,6 +296,7 @@ struct ComponentKey {
 }  // namespace
 
 CheckReport run_check(const CheckOptions& options) {
+  require_named_roots(options);
   // What does not depend on anything else is read at once, while the scan
   // index is opened and the tree walked: the knowledge base's YAML and each
   // site-packages' dist-info, one after the other on one helper thread, so
