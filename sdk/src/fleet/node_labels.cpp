@@ -5,6 +5,8 @@
 #include <set>
 
 #include "archfit/archfit_version.h"
+#include "compat/compat_error.hpp"
+#include "compat/driver.hpp"
 
 namespace archfit::fleet {
 
@@ -59,13 +61,6 @@ std::string utc_rfc3339(std::chrono::system_clock::time_point when) {
   return text;
 }
 
-// "570" of "570.86.16"; "" when it does not start with digits.
-std::string leading_number(const std::string& version) {
-  size_t digits = 0;
-  while (digits < version.size() && version[digits] >= '0' && version[digits] <= '9') ++digits;
-  return version.substr(0, digits);
-}
-
 }  // namespace
 
 std::string label_name_problem(std::string_view name) {
@@ -100,8 +95,13 @@ std::vector<Label> node_labels(const check::CheckReport& node,
   if (!node.driver.version.empty() && label_value_problem(node.driver.version).empty()) {
     labels.push_back({prefix + "driver", node.driver.version, ""});
     // An integer, for node affinity's Gt and Lt.
-    if (const auto major = leading_number(node.driver.version); !major.empty())
-      labels.push_back({prefix + "driver.major", major, ""});
+    try {
+      labels.push_back({prefix + "driver.major",
+                        std::to_string(compat::parse_driver_version(node.driver.version).major),
+                        ""});
+    } catch (const compat::CompatError&) {
+      // Not a release number: no major to compare.
+    }
   }
   if (!node.driver.cuda_version.empty() && label_value_problem(node.driver.cuda_version).empty())
     labels.push_back({prefix + "cuda", node.driver.cuda_version, ""});
