@@ -51,18 +51,11 @@ std::string traceback_through(const fs::path& site, const std::string& package) 
 class DiagnoseEnvironment : public ::testing::Test {
  protected:
   void SetUp() override {
-    const fs::path fixtures = ARCHFIT_FIXTURE_DIR;
-    for (const char* name : {"sm_86_sm_89.so", "sm_80.so", "compute_90.so"}) {
-      if (!fs::exists(fixtures / name))
-        GTEST_SKIP() << "nvcc fixtures are not built in " << fixtures;
-    }
+    if (const auto missing = archfit::testing::missing_three_build_fixture(); !missing.empty())
+      GTEST_SKIP() << "nvcc fixture not built: " << missing;
     site_ = std::make_unique<archfit::testing::FixtureSite>(
         std::string("diagnose_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    site_->install("torch", "2.5.1+cu124",
-                   {{"torch/lib/libtorch_cuda.so", fixtures / "sm_86_sm_89.so"}});
-    site_->write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n");
-    site_->install("xformers", "0.0.28.post1", {{"xformers/_C.so", fixtures / "sm_80.so"}});
-    site_->install("fastops", "1.0", {{"fastops/_C.so", fixtures / "compute_90.so"}});
+    archfit::testing::install_three_builds(*site_);
   }
 
   // The environment as `archfit check --gpu GPU [--driver D] --site-packages SITE` sees it.

@@ -62,4 +62,26 @@ class FixtureSite {
   std::filesystem::path root_;
 };
 
+// The nvcc fixtures the three-build site is made of; empty when they are
+// all built, else the first one missing.
+inline std::string missing_three_build_fixture() {
+  const std::filesystem::path fixtures = ARCHFIT_FIXTURE_DIR;
+  for (const char* name : {"sm_86_sm_89.so", "sm_80.so", "compute_90.so"}) {
+    if (!std::filesystem::exists(fixtures / name)) return (fixtures / name).string();
+  }
+  return {};
+}
+
+// torch 2.5.1+cu124 with SASS sm_86 and sm_89 and no PTX, xformers
+// 0.0.28.post1 with SASS sm_80 only, fastops 1.0 with compute_90 PTX only:
+// the site the diagnosis and report-reading tests weigh.
+inline void install_three_builds(const FixtureSite& site) {
+  const std::filesystem::path fixtures = ARCHFIT_FIXTURE_DIR;
+  site.install("torch", "2.5.1+cu124",
+               {{"torch/lib/libtorch_cuda.so", fixtures / "sm_86_sm_89.so"}});
+  site.write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda = '12.4'\n");
+  site.install("xformers", "0.0.28.post1", {{"xformers/_C.so", fixtures / "sm_80.so"}});
+  site.install("fastops", "1.0", {{"fastops/_C.so", fixtures / "compute_90.so"}});
+}
+
 }  // namespace archfit::testing

@@ -71,6 +71,15 @@ std::vector<compat::Target> targets(const json& object, const char* key, bool pt
   return out;
 }
 
+// An item's "fix": its summary and commands, when it has one.
+void read_fix(const json& item, const std::string& where, std::string& summary,
+              std::vector<std::string>& commands) {
+  const auto fix = item.find("fix");
+  if (fix == item.end() || !fix->is_object()) return;
+  summary = optional_string(*fix, "summary", where + ".fix");
+  commands = strings(*fix, "commands", where + ".fix");
+}
+
 bool optional_bool(const json& object, const char* key, bool otherwise) {
   const auto found = object.find(key);
   return found != object.end() && found->is_boolean() ? found->get<bool>() : otherwise;
@@ -141,10 +150,7 @@ ReportedEnvironment read_report(const json& document, std::string source) {
     component.blocks = optional_bool(item, "blocks", verdict_blocks(component.verdict));
     component.device = optional_string(item, "device", where);
     component.evidence = optional_string(item, "evidence", where);
-    if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
-      component.fix_summary = optional_string(*fix, "summary", where + ".fix");
-      component.fix_commands = strings(*fix, "commands", where + ".fix");
-    }
+    read_fix(item, where, component.fix_summary, component.fix_commands);
     if (const auto binaries = item.find("binaries");
         binaries != item.end() && binaries->is_array()) {
       for (size_t b = 0; b < binaries->size(); ++b) {
@@ -176,10 +182,7 @@ ReportedEnvironment read_report(const json& document, std::string source) {
       stack.blocks = optional_bool(item, "blocks", verdict_blocks(stack.verdict));
       stack.title = optional_string(item, "title", where);
       stack.evidence = optional_string(item, "evidence", where);
-      if (const auto fix = item.find("fix"); fix != item.end() && fix->is_object()) {
-        stack.fix_summary = optional_string(*fix, "summary", where + ".fix");
-        stack.fix_commands = strings(*fix, "commands", where + ".fix");
-      }
+      read_fix(item, where, stack.fix_summary, stack.fix_commands);
       if (const auto cuda = item.find("cuda"); cuda != item.end() && cuda->is_object()) {
         stack.cuda_version = optional_string(*cuda, "version", where + ".cuda");
         stack.cuda_min_driver = optional_string(*cuda, "min_driver", where + ".cuda");
