@@ -286,6 +286,22 @@ TEST(KnowledgeBase, KnowsWhichBuildPypiCarriesAndWhatIsPinnedToIt) {
   EXPECT_EQ(xformers->releases.back().torch, ">=2.10");
 }
 
+// Which traceback frames name no culprit is data (issue 32): packages.yaml's
+// pass_through and hosts, each with a source, read by diagnose's attribution.
+TEST(KnowledgeBase, KnowsWhichPackagesOnlyPassCallsOnAndWhichAreHosts) {
+  const auto& packages = real_kb().packages();
+  EXPECT_TRUE(packages.passes_through("diffusers"));
+  EXPECT_TRUE(packages.passes_through("torch"));
+  EXPECT_FALSE(packages.passes_through("xformers"));
+  EXPECT_FALSE(packages.passes_through("invokeai"));
+  EXPECT_TRUE(packages.is_host("invokeai"));
+  EXPECT_FALSE(packages.is_host("torch"));
+  for (const auto* lists : {&packages.pass_through, &packages.hosts}) {
+    ASSERT_FALSE(lists->empty());
+    for (const auto& list : *lists) EXPECT_FALSE(list.provenance.source.empty());
+  }
+}
+
 TEST(KnowledgeBase, KnowsHowPackagesAreReached) {
   const auto& packages = real_kb().packages();
   ASSERT_NE(packages.supplier("nvidia-cufft-cu12"), nullptr);

@@ -58,20 +58,6 @@ std::string fs_parent_name(const std::string& path) {
                      slash - (before == std::string::npos ? 0 : before + 1));
 }
 
-// Hosts call every component; an error passing through them says nothing
-// about which component failed. (ComfyUI itself is not a package: its files
-// name no component.)
-bool is_host(const std::string& name) { return name == "invokeai"; }
-
-// Libraries that only pass calls on to PyTorch: pure Python, no CUDA code of
-// their own, so an error raised through them comes from what they called.
-bool passes_through(const std::string& name) {
-  static const std::set<std::string> kPassThrough = {
-      "torch", "transformers", "diffusers", "accelerate", "peft", "safetensors", "einops",
-      "comfyui-frontend-package", "huggingface-hub", "spandrel", "kornia", "timm",
-      "open-clip-torch"};
-  return kPassThrough.count(name) > 0;
-}
 
 }  // namespace
 
@@ -96,10 +82,15 @@ std::optional<Culprit> attribute(const std::vector<Frame>& frames, const kb::Kno
   std::optional<Culprit> torch;
   for (auto frame = frames.rbegin(); frame != frames.rend(); ++frame) {
     auto culprit = component_of(*frame, kb);
-    if (!culprit || is_host(culprit->name)) continue;
+    // Hosts (packages.yaml `hosts`) call every component; an error passing
+    // through them says nothing about which failed. (ComfyUI itself is not a
+    // package: its files name no component.)
+    if (!culprit || (kb && kb->packages().is_host(culprit->name))) continue;
     const std::string where = culprit->path + ", line " + std::to_string(frame->line) +
                               (frame->function.empty() ? "" : ", in " + frame->function);
-    if (passes_through(culprit->name)) {
+    // Packages that only pass calls on (packages.yaml `pass_through`): an
+    // error raised through them comes from what they called.
+    if (kb && kb->packages().passes_through(culprit->name)) {
       if (!torch && culprit->name == "torch") {
         culprit->why = "the innermost frame outside the host is PyTorch's: " + where;
         torch = std::move(culprit);

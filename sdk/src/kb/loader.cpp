@@ -682,15 +682,21 @@ class Loader {
       rule.provenance = file.provenance(opens[i], path);
       packages.opens.push_back(std::move(rule));
     }
-    const auto binary_only = file.list(root, "binary_only", "", false);
-    for (size_t i = 0; binary_only.IsDefined() && i < binary_only.size(); ++i) {
-      const auto path = indexed("binary_only", i);
-      file.expect_map(binary_only[i], path);
-      BinaryOnlyRule rule;
-      rule.distributions = file.string_list(binary_only[i], "distributions", path, true);
-      rule.provenance = file.provenance(binary_only[i], path);
-      packages.binary_only.push_back(std::move(rule));
-    }
+    // binary_only, pass_through and hosts: lists of distributions, each with its source.
+    const auto read_lists = [&](const char* key, std::vector<DistributionList>& into) {
+      const auto lists = file.list(root, key, "", false);
+      for (size_t i = 0; lists.IsDefined() && i < lists.size(); ++i) {
+        const auto path = indexed(key, i);
+        file.expect_map(lists[i], path);
+        DistributionList list;
+        list.distributions = file.string_list(lists[i], "distributions", path, true);
+        list.provenance = file.provenance(lists[i], path);
+        into.push_back(std::move(list));
+      }
+    };
+    read_lists("binary_only", packages.binary_only);
+    read_lists("pass_through", packages.pass_through);
+    read_lists("hosts", packages.hosts);
   }
 
   KbParts parts_;

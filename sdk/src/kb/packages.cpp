@@ -42,6 +42,20 @@ bool Packages::is_binary_only(std::string_view key) const {
   });
 }
 
+namespace {
+
+bool listed(const std::vector<DistributionList>& lists, std::string_view key) {
+  return std::any_of(lists.begin(), lists.end(), [&](const DistributionList& list) {
+    return any_matches(list.distributions, key);
+  });
+}
+
+}  // namespace
+
+bool Packages::passes_through(std::string_view key) const { return listed(pass_through, key); }
+
+bool Packages::is_host(std::string_view key) const { return listed(hosts, key); }
+
 const FeatureLibrary* Packages::feature_of(const std::filesystem::path& relative) const {
   const std::string name = relative.filename().string();
   const std::string path = relative.generic_string();

@@ -51,10 +51,13 @@ struct OpensRule {
   Provenance provenance;
 };
 
-struct BinaryOnlyRule {
+// Distributions named by fnmatch patterns over normalized names, with the
+// source that says why they belong in the list.
+struct DistributionList {
   std::vector<std::string> distributions;
   Provenance provenance;
 };
+using BinaryOnlyRule = DistributionList;
 
 class Packages {
  public:
@@ -63,6 +66,11 @@ class Packages {
   std::vector<FeatureLibrary> features;
   std::vector<OpensRule> opens;
   std::vector<BinaryOnlyRule> binary_only;
+  // Python frames that only pass calls on (pure Python, no CUDA code of
+  // their own): an error raised through them comes from what they called.
+  std::vector<DistributionList> pass_through;
+  // Hosts that call every component: a frame in them names no culprit.
+  std::vector<DistributionList> hosts;
 
   // `key` is a normalized distribution name. nullptr when none matches.
   const SupplierRule* supplier(std::string_view key) const;
@@ -71,6 +79,8 @@ class Packages {
   // No source distribution a fix could build: a supplier marked so, or a
   // binary_only entry.
   bool is_binary_only(std::string_view key) const;
+  bool passes_through(std::string_view key) const;
+  bool is_host(std::string_view key) const;
   // The feature a library's kernels serve alone; nullptr for a library on the
   // normal path. `relative` is its path relative to site-packages (or just
   // its name when it is not in one).
