@@ -453,3 +453,35 @@ TEST(CompatArchList, AnEmptyOrUnreadableListHasNoDeviceCode) {
 }
 
 }  // namespace
+
+namespace {
+
+// The wrong-platform rule lives with the others (issue 32): a host library
+// built for another CPU than the device's machine never loads, whatever its
+// images; where either CPU is unknown, the GPU rules alone decide.
+TEST(CompatPlacement, AHostLibraryForAnotherCpuIsWrongPlatformBeforeAnyGpuRule) {
+  const FileScan scan = scan_of({image("sm_120")});
+  const ComputeCapability rtx5090{12, 0};
+  const auto elsewhere =
+      judge_binary(scan, rtx5090, Driver{}, {.binary_machine = "x86_64",
+                                             .device_machine = "aarch64",
+                                             .device_name = "DGX Spark"});
+  EXPECT_EQ(elsewhere.verdict, archfit::compat::Verdict::wrong_platform);
+  EXPECT_EQ(elsewhere.evidence, "built for x86_64; DGX Spark sits in an aarch64 machine");
+  const auto here = judge_binary(scan, rtx5090, Driver{}, {"x86_64", "x86_64", "RTX 5090"});
+  EXPECT_EQ(here.verdict, archfit::compat::Verdict::native);
+  const auto unknown_cpu = judge_binary(scan, rtx5090, Driver{}, {"", "aarch64", "RTX 5090"});
+  EXPECT_EQ(unknown_cpu.verdict, archfit::compat::Verdict::native);
+}
+
+TEST(CompatVerdictOrder, WorseIsTheTablesOrderAndWorseOfKeepsTheFirstOnATie) {
+  using archfit::compat::Verdict;
+  EXPECT_TRUE(archfit::compat::worse(Verdict::no_image, Verdict::native));
+  EXPECT_FALSE(archfit::compat::worse(Verdict::native, Verdict::no_image));
+  EXPECT_FALSE(archfit::compat::worse(Verdict::ptx_jit, Verdict::ptx_jit));
+  EXPECT_EQ(archfit::compat::worse_of(Verdict::native, Verdict::no_image), Verdict::no_image);
+  EXPECT_EQ(archfit::compat::worse_of(Verdict::wrong_platform, Verdict::native),
+            Verdict::wrong_platform);
+}
+
+}  // namespace

@@ -54,7 +54,7 @@ void aggregate(ComponentResult& result, const std::vector<DeviceInfo>& devices) 
     loaded.push_back(i);
     judgements.push_back(binary.judgement);
     for (size_t d = 0; d < devices.size() && d < binary.per_device.size(); ++d) {
-      if (compat::badness(binary.per_device[d]) > compat::badness(result.per_device[d]))
+      if (compat::worse(binary.per_device[d], result.per_device[d]))
         result.per_device[d] = binary.per_device[d];
     }
   }
@@ -136,7 +136,7 @@ void apply_driver_rules(StackResult& stack, const CheckReport& report,
   }
   for (size_t d = 0; d < report.devices.size(); ++d) {
     if (per_device_reason[d].empty()) continue;
-    if (compat::badness(compat::Verdict::driver_too_old) > compat::badness(stack.per_device[d]))
+    if (compat::worse(compat::Verdict::driver_too_old, stack.per_device[d]))
       stack.per_device[d] = compat::Verdict::driver_too_old;
     reasons[d] = per_device_reason[d];
   }
@@ -263,7 +263,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
       stack.binaries.push_back(*where);
       judged.push_back(&binary);
       for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d) {
-        if (compat::badness(binary.per_device[d]) > compat::badness(stack.per_device[d]))
+        if (compat::worse(binary.per_device[d], stack.per_device[d]))
           stack.per_device[d] = binary.per_device[d];
       }
     }
@@ -281,7 +281,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
     // worst binary's (or the driver's reason when that is what fails).
     size_t worst_device = 0;
     for (size_t d = 1; d < report.devices.size(); ++d) {
-      if (compat::badness(stack.per_device[d]) > compat::badness(stack.per_device[worst_device]))
+      if (compat::worse(stack.per_device[d], stack.per_device[worst_device]))
         worst_device = d;
     }
     if (report.devices.empty()) {
@@ -299,8 +299,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
         const BinaryResult* worst = nullptr;
         for (const auto* binary : judged) {
           if (worst_device >= binary->per_device.size()) continue;
-          if (!worst || compat::badness(binary->per_device[worst_device]) >
-                            compat::badness(worst->per_device[worst_device]))
+          if (!worst || compat::worse(binary->per_device[worst_device], worst->per_device[worst_device]))
             worst = binary;
         }
         if (worst) {

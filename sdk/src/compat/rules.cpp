@@ -335,10 +335,26 @@ BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability dev
   return judgement;
 }
 
+BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability device,
+                             const Driver& driver, const Placement& placement) {
+  BinaryJudgement judgement = judge_binary(scan, device, driver);
+  const auto& built_for = placement.binary_machine;
+  const auto& runs_on = placement.device_machine;
+  if (built_for.empty() || runs_on.empty() || built_for == runs_on) return judgement;
+  judgement.verdict = Verdict::wrong_platform;
+  judgement.evidence = std::string("built for ") + std::string(built_for) + "; " +
+                       std::string(placement.device_name) + " sits in an " +
+                       std::string(runs_on) + " machine";
+  judgement.explanation = std::string("The dynamic loader refuses a library built for ") +
+                          std::string(built_for) + " on " + std::string(runs_on) +
+                          " before any GPU code is looked at.";
+  return judgement;
+}
+
 std::optional<std::size_t> worst_binary(std::span<const BinaryJudgement> binaries) {
   std::optional<std::size_t> worst;
   for (std::size_t i = 0; i < binaries.size(); ++i) {
-    if (!worst || badness(binaries[i].verdict) > badness(binaries[*worst].verdict)) worst = i;
+    if (!worst || worse(binaries[i].verdict, binaries[*worst].verdict)) worst = i;
   }
   return worst;
 }

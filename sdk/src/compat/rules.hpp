@@ -70,6 +70,20 @@ struct BinaryJudgement {
 BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability device,
                              const Driver& driver = {});
 
+// Where a host binary is to run: the CPU it was built for and the one of
+// the machine the device sits in, as ELF names them ("x86_64", "aarch64");
+// empty when not known (a cubin, fatbin or PTX file has no CPU).
+struct Placement {
+  std::string_view binary_machine;
+  std::string_view device_machine;
+  std::string_view device_name;  // for the evidence: "RTX 5090"
+};
+
+// judge_binary, but first the wrong-platform rule: a host library built for
+// another CPU than the device's machine never loads, whatever its images.
+BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability device,
+                             const Driver& driver, const Placement& placement);
+
 // A list of compile targets, as build systems and torch's arch flags name
 // them ("sm_86" SASS, "compute_90" PTX), judged as a binary carrying exactly
 // those images would be: native, ptx-jit, or no-image; no-device-code for an

@@ -59,11 +59,13 @@ int badness(Verdict verdict) {
   }
   return 0;
 }
+bool worse(Verdict a, Verdict b) { return badness(a) > badness(b); }
+
+Verdict worse_of(Verdict a, Verdict b) { return worse(b, a) ? b : a; }
+
 Verdict worst_of(std::span<const Verdict> verdicts) {
   Verdict worst = Verdict::no_device_code;
-  for (const Verdict verdict : verdicts) {
-    if (badness(verdict) > badness(worst)) worst = verdict;
-  }
+  for (const Verdict verdict : verdicts) worst = worse_of(worst, verdict);
   return worst;
 }
 

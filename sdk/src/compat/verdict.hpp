@@ -61,6 +61,11 @@ bool runs(Verdict verdict);
 // that they never drag a component down.
 int badness(Verdict verdict);  // larger is worse
 
+// Whether `a` is worse than `b` (verdict_table's order); the worse of the
+// two, `a` on a tie.
+bool worse(Verdict a, Verdict b);
+Verdict worse_of(Verdict a, Verdict b);
+
 // A component's verdict: its worst binary's. No binaries: no-device-code.
 Verdict worst_of(std::span<const Verdict> verdicts);
 
