@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "fuzz_input.hpp"
-#include "jit/cache/entry_format.hpp"
+#include "store/entry_format.hpp"
 #include "wheel_builder.hpp"
 
 namespace fs = std::filesystem;
@@ -37,7 +37,7 @@ void copy_small_files(const fs::path& from, const fs::path& to, uintmax_t max_by
 std::string cache_entry(const std::string& key, const std::string& payload) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(payload.data()),
                                          payload.size());
-  const auto header = archfit::jit::entry_header(key, bytes);
+  const auto header = archfit::store::entry_header(key, bytes);
   return std::string(reinterpret_cast<const char*>(header.data()), header.size()) + payload;
 }
 

@@ -24,8 +24,8 @@
 #include <thread>
 
 #include "jit/cache/cache_key.hpp"
-#include "jit/cache/cache_location.hpp"
-#include "jit/cache/entry_format.hpp"
+#include "store/store_location.hpp"
+#include "store/entry_format.hpp"
 #include "jit/cache/kernel_cache.hpp"
 #include "jit_cache_payload.hpp"
 #include "saved_env.hpp"
@@ -34,6 +34,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace archfit::jit;
+namespace store = archfit::store;
 using archfit::testing::jit_cache_payload;
 using archfit::testing::SavedEnv;
 using Bytes = std::vector<std::byte>;
@@ -53,7 +54,7 @@ CacheKeyInput sample_input() {
 TEST(CacheKey, IsThirtyTwoHexDigitsAndStable) {
   const std::string key = cache_key(sample_input());
   EXPECT_EQ(key.size(), 32u);
-  EXPECT_TRUE(is_valid_cache_key(key));
+  EXPECT_TRUE(store::is_valid_cache_key(key));
   EXPECT_EQ(key, cache_key(sample_input()));
 }
 
@@ -116,9 +117,9 @@ TEST(CacheKey, HeaderOrderDoesNotMatterButDuplicatesKeepTheirs) {
 
 TEST(CacheKey, OnlySafeFileNamesAreKeys) {
   for (const char* bad : {"", "a", "../etc/passwd", "ABCDEF", "ab cd", "ab.bin", "ab/cd"})
-    EXPECT_FALSE(is_valid_cache_key(bad)) << bad;
-  EXPECT_FALSE(is_valid_cache_key(std::string(129, 'a')));
-  EXPECT_TRUE(is_valid_cache_key(std::string(128, 'a')));
+    EXPECT_FALSE(store::is_valid_cache_key(bad)) << bad;
+  EXPECT_FALSE(store::is_valid_cache_key(std::string(129, 'a')));
+  EXPECT_TRUE(store::is_valid_cache_key(std::string(128, 'a')));
 }
 
 // ---------------------------------------------------------------- the entry format
@@ -126,21 +127,21 @@ TEST(CacheKey, OnlySafeFileNamesAreKeys) {
 TEST(EntryFormat, GarbageAndMutationsAreRefusedWithoutCrashing) {
   const std::string key = cache_key(sample_input());
   const Bytes payload = jit_cache_payload(key, 100);
-  Bytes file = entry_header(key, payload);
+  Bytes file = store::entry_header(key, payload);
   file.insert(file.end(), payload.begin(), payload.end());
-  EntryHeader header;
-  ASSERT_EQ(check_entry_header(file, file.size(), key, header), "");
-  EXPECT_EQ(header.payload_offset, kEntryHeaderSize + key.size());
+  store::EntryHeader header;
+  ASSERT_EQ(store::check_entry_header(file, file.size(), key, header), "");
+  EXPECT_EQ(header.payload_offset, store::kEntryHeaderSize + key.size());
   EXPECT_EQ(header.payload_size, payload.size());
-  EXPECT_EQ(header.checksum, entry_checksum(payload));
+  EXPECT_EQ(header.checksum, store::entry_checksum(payload));
 
   // Every single-byte change in the header or key is refused or caught by the checksum.
   for (size_t i = 0; i < header.payload_offset; ++i) {
     Bytes bad = file;
     bad[i] ^= std::byte{0x01};
-    EntryHeader out;
-    const std::string problem = check_entry_header(bad, bad.size(), key, out);
-    EXPECT_TRUE(!problem.empty() || out.checksum != entry_checksum(payload)) << "byte " << i;
+    store::EntryHeader out;
+    const std::string problem = store::check_entry_header(bad, bad.size(), key, out);
+    EXPECT_TRUE(!problem.empty() || out.checksum != store::entry_checksum(payload)) << "byte " << i;
   }
   // Random bytes of random lengths.
   std::mt19937_64 random(42);
@@ -148,8 +149,8 @@ TEST(EntryFormat, GarbageAndMutationsAreRefusedWithoutCrashing) {
     Bytes junk(random() % 200);
     for (auto& byte : junk) byte = static_cast<std::byte>(random());
     if (round % 2 == 0 && junk.size() >= 8) std::memcpy(junk.data(), "ARCHFITK", 8);
-    EntryHeader out;
-    EXPECT_NE(check_entry_header(junk, random() % 1000, key, out), "");
+    store::EntryHeader out;
+    EXPECT_NE(store::check_entry_header(junk, random() % 1000, key, out), "");
   }
 }
 
@@ -249,7 +250,7 @@ TEST_F(JitCacheTest, MissThenHitInMemoryThenOnDisk) {
   EXPECT_EQ(fresh.find(key("other.cu")), std::nullopt);
   const auto stats = fresh.stats();
   EXPECT_EQ(stats.entries, 1u);
-  EXPECT_EQ(stats.bytes, kEntryHeaderSize + k.size() + 4096);
+  EXPECT_EQ(stats.bytes, store::kEntryHeaderSize + k.size() + 4096);
   EXPECT_EQ(stats.primary_hits, 2u);
   EXPECT_EQ(stats.builds, 0u);
   EXPECT_EQ(mode_of(entry_path(k)), 0600u);
@@ -858,14 +859,14 @@ TEST(CacheLocation, EnvironmentChoosesTheDirectory) {
 }
 
 TEST(CacheLocation, ByteCounts) {
-  EXPECT_EQ(parse_byte_count("1073741824"), 1073741824u);
-  EXPECT_EQ(parse_byte_count("0"), 0u);
-  EXPECT_EQ(parse_byte_count("4K"), 4096u);
-  EXPECT_EQ(parse_byte_count("512MiB"), 512ull << 20);
-  EXPECT_EQ(parse_byte_count("1G"), 1ull << 30);
-  EXPECT_EQ(parse_byte_count("2TB"), 2ull << 40);
+  EXPECT_EQ(store::parse_byte_count("1073741824"), 1073741824u);
+  EXPECT_EQ(store::parse_byte_count("0"), 0u);
+  EXPECT_EQ(store::parse_byte_count("4K"), 4096u);
+  EXPECT_EQ(store::parse_byte_count("512MiB"), 512ull << 20);
+  EXPECT_EQ(store::parse_byte_count("1G"), 1ull << 30);
+  EXPECT_EQ(store::parse_byte_count("2TB"), 2ull << 40);
   for (const char* bad : {"", "-1", "1X", "1 G", "G", "1Gi", "99999999999999999999", "20000000T"})
-    EXPECT_EQ(parse_byte_count(bad), std::nullopt) << bad;
+    EXPECT_EQ(store::parse_byte_count(bad), std::nullopt) << bad;
 }
 
 }  // namespace

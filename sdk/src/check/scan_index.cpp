@@ -12,9 +12,9 @@
 
 #include "archfit/archfit.h"
 #include "binary/byte_reader.hpp"
-#include "jit/cache/cache_key.hpp"
-#include "jit/cache/cache_location.hpp"
-#include "jit/cache/disk_store.hpp"
+#include "store/store_key.hpp"
+#include "store/store_location.hpp"
+#include "store/disk_store.hpp"
 
 namespace archfit::check {
 
@@ -78,7 +78,7 @@ std::string index_key(const std::vector<fs::path>& roots) {
     std::error_code error;
     depends_on += '\n' + fs::absolute(root, error).lexically_normal().string();
   }
-  return jit::record_key("scan index", depends_on);
+  return store::record_key("scan index", depends_on);
 }
 
 json stamp_json(const binary::FileStamp& stamp) {
@@ -432,19 +432,19 @@ ScanIndex ScanIndex::from_bytes(std::span<const std::byte> bytes) {
 
 ScanIndex ScanIndex::open(const fs::path& cache_dir, const std::vector<fs::path>& roots) {
   ScanIndex index;
-  const jit::DirVerdict verdict = jit::open_primary_dir(cache_dir);
-  if (verdict.use == jit::DirUse::refused) {
+  const store::DirVerdict verdict = store::open_primary_dir(cache_dir);
+  if (verdict.use == store::DirUse::refused) {
     index.problem_ = verdict.problem;
     return index;
   }
-  index.writable_ = verdict.use == jit::DirUse::read_write;
+  index.writable_ = verdict.use == store::DirUse::read_write;
   index.store_root_ = cache_dir / "scan-index";
   index.key_ = index_key(roots);
-  const jit::DiskStore store(index.store_root_, index.writable_);
+  const store::DiskStore store(index.store_root_, index.writable_);
   const auto read = store.read(index.key_);
-  if (read.status == jit::DiskStore::Read::Status::bad) {
+  if (read.status == store::DiskStore::Read::Status::bad) {
     index.problem_ = store.entry_path(index.key_).string() + ": " + read.problem;
-  } else if (read.status == jit::DiskStore::Read::Status::ok) {
+  } else if (read.status == store::DiskStore::Read::Status::ok) {
     try {
       ScanIndex loaded = from_bytes(read.payload);
       index.entries_ = std::move(loaded.entries_);
@@ -490,7 +490,7 @@ std::string ScanIndex::save(const binary::TreeScan& scan) const {
   if (key_.empty()) return problem_.empty() ? "no cache directory" : problem_;
   if (!writable_) return store_root_.string() + " is not writable";
   try {
-    const jit::DiskStore store(store_root_, true);
+    const store::DiskStore store(store_root_, true);
     std::string problem = store.write(key_, to_bytes(scan));
     store.evict(kScanIndexBudgetBytes);
     return problem;

@@ -1,4 +1,4 @@
-#include "jit/cache/disk_store.hpp"
+#include "store/disk_store.hpp"
 
 #include <fcntl.h>
 #include <sys/resource.h>
@@ -13,11 +13,11 @@
 #include <map>
 #include <system_error>
 
-#include "jit/cache/cache_key.hpp"
-#include "jit/cache/entry_format.hpp"
+#include "store/store_key.hpp"
+#include "store/entry_format.hpp"
 #include "sys/trust.hpp"
 
-namespace archfit::jit {
+namespace archfit::store {
 
 namespace fs = std::filesystem;
 
@@ -301,4 +301,4 @@ size_t DiskStore::evict(uint64_t max_bytes) const {
   return removed;
 }
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

@@ -18,9 +18,9 @@
 #include <string_view>
 #include <vector>
 
-#include "jit/cache/file_lock.hpp"
+#include "store/file_lock.hpp"
 
-namespace archfit::jit {
+namespace archfit::store {
 
 struct CacheEntry {
   std::string key;
@@ -89,4 +89,4 @@ class DiskStore {
   bool writable_;
 };
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

@@ -1,12 +1,12 @@
-#include "jit/cache/entry_format.hpp"
+#include "store/entry_format.hpp"
 
 #include <xxhash.h>
 
 #include <cstring>
 
-#include "jit/cache/cache_key.hpp"
+#include "store/store_key.hpp"
 
-namespace archfit::jit {
+namespace archfit::store {
 namespace {
 
 constexpr char kMagic[8] = {'A', 'R', 'C', 'H', 'F', 'I', 'T', 'K'};
@@ -68,4 +68,4 @@ std::string check_entry_header(std::span<const std::byte> head, uint64_t file_si
   return "";
 }
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

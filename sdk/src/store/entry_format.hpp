@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-namespace archfit::jit {
+namespace archfit::store {
 
 inline constexpr size_t kEntryHeaderSize = 32;
 inline constexpr size_t kEntryMaxKeyLength = 128;
@@ -44,4 +44,4 @@ struct EntryHeader {
 std::string check_entry_header(std::span<const std::byte> head, uint64_t file_size,
                                std::string_view expected_key, EntryHeader& out);
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

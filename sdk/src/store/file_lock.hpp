@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace archfit::jit {
+namespace archfit::store {
 
 class FileLock {
  public:
@@ -36,4 +36,4 @@ class FileLock {
   std::filesystem::path path_;
 };
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

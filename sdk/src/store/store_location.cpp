@@ -1,4 +1,4 @@
-#include "jit/cache/cache_location.hpp"
+#include "store/store_location.hpp"
 
 #include <fcntl.h>
 #include <pwd.h>
@@ -13,7 +13,7 @@
 
 #include "sys/trust.hpp"
 
-namespace archfit::jit {
+namespace archfit::store {
 
 namespace fs = std::filesystem;
 
@@ -161,4 +161,4 @@ DirVerdict open_readonly_dir(const fs::path& dir) {
   return {DirUse::read_only, ""};
 }
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

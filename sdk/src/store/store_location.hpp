@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-namespace archfit::jit {
+namespace archfit::store {
 
 inline constexpr const char* kCacheDirVariable = "ARCHFIT_CACHE_DIR";
 inline constexpr const char* kCacheReadonlyDirsVariable = "ARCHFIT_CACHE_READONLY_DIRS";
@@ -37,4 +37,4 @@ DirVerdict open_primary_dir(const std::filesystem::path& dir);
 // refused when missing, unreadable or unsafe.
 DirVerdict open_readonly_dir(const std::filesystem::path& dir);
 
-}  // namespace archfit::jit
+}  // namespace archfit::store

@@ -6,12 +6,9 @@
 #include <utility>
 #include <vector>
 
-namespace archfit::jit {
+#include "store/store_key.hpp"
 
-// The cache format. Hashed into every key, written into every entry header
-// and naming the directory level entries live under (<dir>/v1/…); bumped
-// whenever the entry layout or the meaning of a key input changes.
-inline constexpr int kCacheFormat = 1;
+namespace archfit::jit {
 
 // Everything that can change the compiled image. The compile layer fills it
 // in from what it really passes to NVRTC, with a fixed -frandom-seed among the
@@ -42,15 +39,5 @@ std::vector<std::string> canonical_options(const std::vector<std::string>& optio
 // cryptographic hash: it guards against stale entries, not against someone
 // who can already write to the owner-only cache directory.
 std::string cache_key(const CacheKeyInput& input);
-
-// The key of a record the cache keeps beside compiled images (the NVRTC
-// discovery record, jit/nvrtc/nvrtc_facts.hpp): XXH3-128 over kCacheFormat,
-// the record's kind and everything its content depends on. The kind keeps
-// it apart from every cache_key().
-std::string record_key(std::string_view kind, std::string_view depends_on);
-
-// What the cache accepts as a key: 2 to 128 characters from [0-9a-z], so a
-// key is always a safe file name. Every cache_key() result is one.
-bool is_valid_cache_key(std::string_view key);
 
 }  // namespace archfit::jit

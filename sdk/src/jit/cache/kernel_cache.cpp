@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "jit/cache/cache_location.hpp"
-#include "jit/cache/entry_format.hpp"
+#include "store/store_location.hpp"
+#include "store/entry_format.hpp"
 
 namespace archfit::jit {
 
@@ -22,7 +22,7 @@ double milliseconds_since(std::chrono::steady_clock::time_point start) {
 }
 
 void require_key(const std::string& key) {
-  if (is_valid_cache_key(key)) return;
+  if (store::is_valid_cache_key(key)) return;
   const bool printable = key.size() <= 128 && std::all_of(key.begin(), key.end(), [](char c) {
                            return c >= 0x20 && c < 0x7f;
                          });
@@ -55,15 +55,15 @@ const char* to_string(CacheSource source) {
 KernelCache::Options KernelCache::options_from_environment() {
   Options options;
   std::string why;
-  options.dir = cache_dir_from_environment(why);
+  options.dir = store::cache_dir_from_environment(why);
   if (!options.dir)
     options.notes.push_back("kernel cache: " + why + "; kernels are cached in memory only");
-  options.readonly_dirs = readonly_dirs_from_environment();
-  if (const char* text = std::getenv(kCacheMaxBytesVariable); text != nullptr && *text != '\0') {
-    if (auto bytes = parse_byte_count(text)) {
+  options.readonly_dirs = store::readonly_dirs_from_environment();
+  if (const char* text = std::getenv(store::kCacheMaxBytesVariable); text != nullptr && *text != '\0') {
+    if (auto bytes = store::parse_byte_count(text)) {
       options.max_bytes = *bytes;
     } else {
-      options.notes.push_back(std::string("kernel cache: ") + kCacheMaxBytesVariable + "=" + text +
+      options.notes.push_back(std::string("kernel cache: ") + store::kCacheMaxBytesVariable + "=" + text +
                               " is not a byte count (such as 1073741824, 512M or 1G); using 1 GiB");
     }
   }
@@ -73,19 +73,19 @@ KernelCache::Options KernelCache::options_from_environment() {
 KernelCache::KernelCache(Options options) : options_(std::move(options)) {
   for (const auto& note : options_.notes) warn(note);
   if (options_.dir) {
-    const auto verdict = open_primary_dir(*options_.dir);
-    if (verdict.use == DirUse::read_write) {
+    const auto verdict = store::open_primary_dir(*options_.dir);
+    if (verdict.use == store::DirUse::read_write) {
       primary_.emplace(*options_.dir, true);
     } else {
-      if (verdict.use == DirUse::read_only) readonly_.emplace_back(*options_.dir, false);
+      if (verdict.use == store::DirUse::read_only) readonly_.emplace_back(*options_.dir, false);
       warn("kernel cache: " + verdict.problem + "; " +
-           (verdict.use == DirUse::read_only ? "entries there are still read, but " : "") +
+           (verdict.use == store::DirUse::read_only ? "entries there are still read, but " : "") +
            "new kernels are cached in memory only");
     }
   }
   for (const auto& dir : options_.readonly_dirs) {
-    const auto verdict = open_readonly_dir(dir);
-    if (verdict.use == DirUse::refused) {
+    const auto verdict = store::open_readonly_dir(dir);
+    if (verdict.use == store::DirUse::refused) {
       warn("kernel cache: " + verdict.problem + "; not used");
     } else {
       readonly_.emplace_back(dir, false);
@@ -130,11 +130,11 @@ CacheResult KernelCache::get_or_build(const std::string& key, const Builder& bui
 std::optional<std::vector<std::byte>> KernelCache::read_readonly(const std::string& key) {
   for (const auto& store : readonly_) {
     auto read = store.read(key);
-    if (read.status == DiskStore::Read::Status::ok) {
+    if (read.status == store::DiskStore::Read::Status::ok) {
       ++readonly_hits_;
       return std::move(read.payload);
     }
-    if (read.status == DiskStore::Read::Status::bad) {
+    if (read.status == store::DiskStore::Read::Status::bad) {
       warn("kernel cache: ignoring " + store.entry_path(key).string() + ": " + read.problem +
            " (a read-only directory: left as it is)");
     }
@@ -143,7 +143,7 @@ std::optional<std::vector<std::byte>> KernelCache::read_readonly(const std::stri
 }
 
 std::optional<std::vector<std::byte>> KernelCache::read_primary_locked(
-    const std::string& key, std::optional<FileLock>& lock) {
+    const std::string& key, std::optional<store::FileLock>& lock) {
   std::string error;
   lock = primary_->lock(key, &error);
   if (!lock) {
@@ -151,11 +151,11 @@ std::optional<std::vector<std::byte>> KernelCache::read_primary_locked(
          "; going on without the lock, so another process may build the same kernel");
   }
   auto read = primary_->read(key);
-  if (read.status == DiskStore::Read::Status::ok) {
+  if (read.status == store::DiskStore::Read::Status::ok) {
     ++primary_hits_;
     return std::move(read.payload);
   }
-  if (read.status == DiskStore::Read::Status::bad) {
+  if (read.status == store::DiskStore::Read::Status::bad) {
     ++discarded_;
     const fs::path path = primary_->entry_path(key);
     primary_->discard(key);
@@ -168,7 +168,7 @@ std::pair<KernelImage, CacheSource> KernelCache::load_or_build(const std::string
                                                                const Builder& build) {
   // Readers take no lock: entries appear whole, by rename, and are verified.
   if (primary_) {
-    if (auto read = primary_->read(key); read.status == DiskStore::Read::Status::ok) {
+    if (auto read = primary_->read(key); read.status == store::DiskStore::Read::Status::ok) {
       ++primary_hits_;
       return {share(std::move(read.payload)), CacheSource::primary};
     }
@@ -181,16 +181,16 @@ std::pair<KernelImage, CacheSource> KernelCache::load_or_build(const std::string
   }
   // A miss: take the key's lock, and look again, for another process may
   // have built the entry while we waited.
-  std::optional<FileLock> lock;
+  std::optional<store::FileLock> lock;
   if (auto payload = read_primary_locked(key, lock))
     return {share(std::move(*payload)), CacheSource::primary};
   auto payload = build();
   ++builds_;
-  const uint64_t bytes = kEntryHeaderSize + key.size() + payload.size();
+  const uint64_t bytes = store::kEntryHeaderSize + key.size() + payload.size();
   if (bytes > options_.max_bytes) {
     warn("kernel cache: an image of " + std::to_string(payload.size()) +
          " bytes does not fit the cache budget of " + std::to_string(options_.max_bytes) +
-         " bytes (" + kCacheMaxBytesVariable + "); it is kept in memory only");
+         " bytes (" + store::kCacheMaxBytesVariable + "); it is kept in memory only");
   } else if (writes_failed_) {
     // Memory only since a write failed (warned then).
   } else if (auto error = primary_->write(key, payload); !error.empty()) {
@@ -206,12 +206,12 @@ std::optional<std::vector<std::byte>> KernelCache::find(const std::string& key) 
   require_key(key);
   if (primary_) {
     auto read = primary_->read(key);
-    if (read.status == DiskStore::Read::Status::ok) {
+    if (read.status == store::DiskStore::Read::Status::ok) {
       ++primary_hits_;
       return std::move(read.payload);
     }
-    if (read.status == DiskStore::Read::Status::bad) {
-      std::optional<FileLock> lock;
+    if (read.status == store::DiskStore::Read::Status::bad) {
+      std::optional<store::FileLock> lock;
       if (auto payload = read_primary_locked(key, lock)) return payload;
     }
   }
@@ -220,8 +220,8 @@ std::optional<std::vector<std::byte>> KernelCache::find(const std::string& key) 
 
 std::vector<KernelCache::Entry> KernelCache::list() {
   std::vector<Entry> out;
-  auto add = [&](const DiskStore& store) {
-    auto entries = store.entries(EntryCheck::header);
+  auto add = [&](const store::DiskStore& store) {
+    auto entries = store.entries(store::EntryCheck::header);
     std::stable_sort(entries.begin(), entries.end(),
                      [](const Entry& a, const Entry& b) { return a.last_used < b.last_used; });
     out.insert(out.end(), entries.begin(), entries.end());
@@ -234,7 +234,7 @@ std::vector<KernelCache::Entry> KernelCache::list() {
 std::vector<KernelCache::Entry> KernelCache::verify() {
   std::vector<Entry> out;
   if (primary_) {
-    for (auto& entry : primary_->entries(EntryCheck::full)) {
+    for (auto& entry : primary_->entries(store::EntryCheck::full)) {
       if (!entry.valid && primary_->remove(entry.key)) {
         ++discarded_;
         entry.problem += "; removed";
@@ -243,7 +243,7 @@ std::vector<KernelCache::Entry> KernelCache::verify() {
     }
   }
   for (const auto& store : readonly_) {
-    auto entries = store.entries(EntryCheck::full);
+    auto entries = store.entries(store::EntryCheck::full);
     out.insert(out.end(), entries.begin(), entries.end());
   }
   return out;
@@ -254,14 +254,14 @@ CacheStats KernelCache::stats() {
   stats.directory = directory();
   stats.max_bytes = options_.max_bytes;
   if (primary_) {
-    for (const auto& entry : primary_->entries(EntryCheck::none)) {
+    for (const auto& entry : primary_->entries(store::EntryCheck::none)) {
       ++stats.entries;
       stats.bytes += entry.bytes;
     }
   }
   for (const auto& store : readonly_) {
     stats.readonly_directories.push_back(store.root());
-    for (const auto& entry : store.entries(EntryCheck::none)) {
+    for (const auto& entry : store.entries(store::EntryCheck::none)) {
       ++stats.readonly_entries;
       stats.readonly_bytes += entry.bytes;
     }

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "jit/cache/cache_key.hpp"
-#include "jit/cache/disk_store.hpp"
+#include "store/disk_store.hpp"
 
 namespace archfit::jit {
 
@@ -70,7 +70,7 @@ class KernelCache {
     // Receives every warning as it happens; default: "archfit: …" on stderr.
     std::function<void(const std::string&)> on_warning;
   };
-  using Entry = CacheEntry;
+  using Entry = store::CacheEntry;
   using Builder = std::function<std::vector<std::byte>()>;
 
   // ARCHFIT_CACHE_DIR, else $XDG_CACHE_HOME/archfit, else ~/.cache/archfit;
@@ -86,7 +86,7 @@ class KernelCache {
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
-  // The image for `key` (is_valid_cache_key; std::invalid_argument if not),
+  // The image for `key` (store::is_valid_cache_key; std::invalid_argument if not),
   // from memory, disk, or `build`. If `build` throws, nothing is written, the
   // exception reaches every caller waiting for this key, and the next request
   // builds again. A thread that waited for another thread's load or build of
@@ -125,16 +125,16 @@ class KernelCache {
   // Takes the key's lock into `lock`, then reads the primary entry; a bad
   // one is discarded with a warning.
   std::optional<std::vector<std::byte>> read_primary_locked(const std::string& key,
-                                                            std::optional<FileLock>& lock);
+                                                            std::optional<store::FileLock>& lock);
   void warn(const std::string& message);
 
   Options options_;
-  std::optional<DiskStore> primary_;
+  std::optional<store::DiskStore> primary_;
   // Set by the first failed write (a full disk, a file size limit, a file
   // system gone read-only): from then on images stay in memory, with one
   // warning, instead of failing, and warning, on every build.
   std::atomic<bool> writes_failed_{false};
-  std::vector<DiskStore> readonly_;
+  std::vector<store::DiskStore> readonly_;
 
   std::mutex memo_mutex_;
   std::unordered_map<std::string, std::shared_ptr<Slot>> memo_;

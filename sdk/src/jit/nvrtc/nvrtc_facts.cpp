@@ -103,7 +103,7 @@ std::string LazyNvrtc::record_key() const {
   for (const auto& dir : search_.site_packages) add("site-packages", dir.string());
   add("default toolkit", search_.default_toolkit.string());
   for (const auto& dir : nvrtc_search_directories(search_)) add(dir.string(), identity(dir));
-  return jit::record_key("nvrtc discovery", depends);
+  return store::record_key("nvrtc discovery", depends);
 }
 
 const Nvrtc& LazyNvrtc::load_locked() {
