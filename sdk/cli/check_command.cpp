@@ -6,12 +6,11 @@
 #include <filesystem>
 #include <iostream>
 
-#include "archive_limits_variables.hpp"
 #include "check/check.hpp"
 #include "check/report_json.hpp"
 #include "env/python_locate.hpp"
-#include "jit/cache/cache_location.hpp"
 #include "progress_line.hpp"
+#include "run_settings.hpp"
 #include "render/check_text.hpp"
 #include "render/plan_script.hpp"
 #include "session/session.hpp"
@@ -99,7 +98,7 @@ render::PlanContext CheckCommand::plan_context() const {
 
 // Nothing named: the environment the user is in, as bare `archfit check`
 // means it (env::choose_environment), said on the report's first line.
-void CheckCommand::choose_environment(check::CheckOptions& options) {
+void CheckCommand::choose_environment(check::CheckRequest& options) {
   const auto variable = [](const char* name) -> std::string {
     const char* value = std::getenv(name);
     return value ? value : "";
@@ -131,17 +130,12 @@ int CheckCommand::run() const {
     return 2;
   }
   try {
-    check::CheckOptions options = probe_.check_options("archfit check", std::cerr);
+    check::CheckRequest options = probe_.check_request("archfit check", std::cerr);
     for (const auto& path : paths_) options.paths.emplace_back(path);
     if (options.site_packages.empty() && !options.custom_nodes && options.wheels.empty() &&
         options.paths.empty())
       choose_environment(options);
     options.confirm = confirm_;
-    options.archive_limits = archive_limits_from_environment(std::cerr);
-    if (!no_index_) {
-      std::string why;  // no cache directory: every file is read, as with --no-index
-      options.scan_index_dir = jit::cache_dir_from_environment(why);
-    }
     if ((plugins_ || !plugin_paths_.empty()) && !no_plugins_) {
       options.plugins.emplace();
       options.plugins->paths.assign(plugin_paths_.begin(), plugin_paths_.end());
@@ -150,10 +144,12 @@ int CheckCommand::run() const {
     {
       // Gone (its line cleared) before the report is printed.
       ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
-      options.on_progress = progress.callback();
       // One run, one Session (session/session.hpp): the flows' owner.
-      session::Session session;
-      report = session.check(options);
+      session::Session session(probe_.session_settings(run_settings(std::cerr)));
+      session::RunChoices choices;
+      choices.scan_index = !no_index_;
+      choices.on_progress = progress.callback();
+      report = session.check(options, choices);
     }
     if (plan_) {
       auto context = plan_context();

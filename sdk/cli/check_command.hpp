@@ -19,7 +19,7 @@ class CheckCommand {
 
  private:
   render::PlanContext plan_context() const;
-  static void choose_environment(check::CheckOptions& options);
+  static void choose_environment(check::CheckRequest& options);
   ProbeOptions probe_;
   std::vector<std::string> paths_;
   bool json_ = false;

@@ -9,6 +9,7 @@
 #include "diagnose/explain.hpp"
 #include "progress_line.hpp"
 #include "render/diagnosis_text.hpp"
+#include "run_settings.hpp"
 #include "session/session.hpp"
 #include "util/file.hpp"
 
@@ -66,7 +67,6 @@ int ExplainCommand::run() const {
   diagnose::ExplainRequest request;
   request.text = text;
   request.cuda_error = cuda_error_;
-  if (!probe_.kb.empty()) request.kb_dir = fs::path(probe_.kb);
   nlohmann::json saved;
   std::optional<ProgressLine> progress;
   diagnose::Diagnosis diagnosis;
@@ -88,12 +88,14 @@ int ExplainCommand::run() const {
       request.saved_report_name = "--report " + report_;
       request.saved_report_source = report_;
     } else if (probe_.any()) {
-      request.check = probe_.check_options("archfit explain", std::cerr);
+      request.check = probe_.check_request("archfit explain", std::cerr);
       progress.emplace(ProgressLine::choose(progress_, no_progress_), std::cerr);
-      request.check->on_progress = progress->callback();
     }
-    session::Session session;  // one run, one Session: the flows' owner
-    diagnosis = session.explain(std::move(request));
+    // One run, one Session: the flows' owner.
+    session::Session session(probe_.session_settings(run_settings(std::cerr)));
+    session::RunChoices choices;
+    if (progress) choices.on_progress = progress->callback();
+    diagnosis = session.explain(request, choices);
     progress.reset();                          // the line is cleared before the answer is printed
   } catch (const std::runtime_error& error) {  // ExplainError, CheckError, LocateError, --report's
     progress.reset();

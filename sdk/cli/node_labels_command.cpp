@@ -14,7 +14,7 @@
 #include "env/python_locate.hpp"
 #include "fleet/fleet_config.hpp"
 #include "fleet/node_labels.hpp"
-#include "kb/kb_error.hpp"
+#include "run_settings.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -28,14 +28,12 @@ class LabelsWriteError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The probe's GPU, driver and knowledge base with the environment's paths
+// The probe's GPU and driver with the environment's paths
 // (none: the node alone).
 ProbeOptions probe_for(const ProbeOptions& node, const fleet::FleetEnvironment& environment) {
   ProbeOptions probe;
   probe.gpus = node.gpus;
   probe.driver = node.driver;
-  probe.kb = node.kb;
-  probe.threads = node.threads;
   probe.venvs = environment.venvs;
   probe.python = environment.python;
   probe.comfyui = environment.comfyui;
@@ -50,8 +48,8 @@ fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& n
   fleet::EnvironmentVerdict verdict{environment.name, check::OverallVerdict::unknown, ""};
   try {
     std::ostringstream warnings;
-    check::CheckOptions options =
-        probe_for(node, environment).check_options("archfit check", warnings);
+    check::CheckRequest options =
+        probe_for(node, environment).check_request("archfit check", warnings);
     for (const auto& path : environment.paths) options.paths.emplace_back(path);
     const check::CheckReport report = session.check(options);
     verdict.verdict = report.verdict;
@@ -116,19 +114,10 @@ int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
     if (!request.config.empty())
       environments = fleet::read_fleet_config(request.config).environments;
 
-    session::Session session;  // one knowledge base for every check below
-    check::CheckOptions node_options =
-        probe_for(probe, fleet::FleetEnvironment{}).check_options("archfit check", errors);
-    // With environments to check, read the knowledge base once for all the
-    // checks (a Session's checks take the one it holds; a lone check reads
-    // its own, beside its probe, which is quicker for the node alone).
-    if (!environments.empty()) {
-      try {
-        session.knowledge_base(node_options.kb_dir);
-      } catch (const kb::KbError&) {
-        // The node's check says why, in its own words.
-      }
-    }
+    // One knowledge base for every check below: the Session reads it once.
+    session::Session session(probe.session_settings(run_settings(errors)));
+    check::CheckRequest node_options =
+        probe_for(probe, fleet::FleetEnvironment{}).check_request("archfit check", errors);
     node_options.probe_only_when_nothing_to_scan = true;
     const check::CheckReport node = session.check(node_options);
 

@@ -40,9 +40,9 @@ bool ProbeOptions::any() const {
          !custom_nodes.empty() || !python.empty() || !comfyui.empty() || !wheels.empty();
 }
 
-check::CheckOptions ProbeOptions::check_options(const std::string& command,
+check::CheckRequest ProbeOptions::check_request(const std::string& command,
                                                 std::ostream& warnings) const {
-  check::CheckOptions options;
+  check::CheckRequest options;
   options.gpus = gpus;
   if (!driver.empty()) options.driver = driver;
   for (const auto& dir : site_packages) options.site_packages.emplace_back(dir);
@@ -64,9 +64,13 @@ check::CheckOptions ProbeOptions::check_options(const std::string& command,
   }
   if (!custom_nodes.empty()) options.custom_nodes = fs::path(custom_nodes);
   for (const auto& wheel : wheels) options.wheels.emplace_back(wheel);
-  if (!kb.empty()) options.kb_dir = fs::path(kb);
-  options.threads = threads;
   return options;
+}
+
+session::SessionSettings ProbeOptions::session_settings(session::SessionSettings settings) const {
+  if (!kb.empty()) settings.kb_dir = fs::path(kb);
+  settings.threads = threads;
+  return settings;
 }
 
 }  // namespace archfit::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "check/check.hpp"
+#include "session/session.hpp"
 
 namespace archfit::cli {
 
@@ -31,10 +32,12 @@ struct ProbeOptions {
   // Whether anything beyond --kb and --threads was given.
   bool any() const;
 
-  // The check's options, with --venv, --python and --comfyui resolved to
+  // What to check, with --venv, --python and --comfyui resolved to
   // site-packages directories (throws env::LocateError naming what is
   // wrong); `warnings` hears what was given but found lacking.
-  check::CheckOptions check_options(const std::string& command, std::ostream& warnings) const;
+  check::CheckRequest check_request(const std::string& command, std::ostream& warnings) const;
+  // --threads and --kb added to `settings`.
+  session::SessionSettings session_settings(session::SessionSettings settings) const;
 };
 
 }  // namespace archfit::cli

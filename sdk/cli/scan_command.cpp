@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <iostream>
 
-#include "archive_limits_variables.hpp"
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
 #include "progress_line.hpp"
+#include "run_settings.hpp"
 #include "render/scan_text.hpp"
 #include "session/session.hpp"
 
@@ -34,14 +34,15 @@ int ScanCommand::run() const {
   binary::TreeScanOptions options;
   options.scan.deep = deep_;
   options.threads = threads_;
-  options.archive_limits = archive_limits_from_environment(std::cerr);
+  // The wheel budget (ARCHFIT_WHEEL_MAX_*) is the Session's to apply.
+  const session::SessionSettings settings = run_settings(std::cerr);
 
   const auto start = std::chrono::steady_clock::now();
   binary::TreeScan result;
   {
     ProgressLine progress(ProgressLine::choose(progress_, no_progress_), std::cerr);
     options.on_progress = progress.callback();
-    result = session::Session().scan_tree(paths, options);
+    result = session::Session(settings).scan_tree(paths, options);
   }
   const double elapsed_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

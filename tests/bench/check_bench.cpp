@@ -33,6 +33,7 @@
 #include "check/check.hpp"
 #include "compat/verdict.hpp"
 #include "page_cache.hpp"
+#include "session/session.hpp"
 
 namespace fs = std::filesystem;
 
@@ -218,10 +219,12 @@ Spawned run_python(bool capture) { return spawn({kPython, "-c", kTorchScript}, c
 Environment g_env;
 
 archfit::check::CheckReport check_once() {
-  archfit::check::CheckOptions options;  // as `archfit check --gpu "RTX 5090" --site-packages`
-  options.gpus = {"RTX 5090"};
-  options.site_packages = {g_env.site};
-  return archfit::check::run_check(options);
+  // As `archfit check --gpu "RTX 5090" --site-packages`: a Session of its
+  // own, so the knowledge base is read beside the scan each time.
+  archfit::check::CheckRequest request;
+  request.gpus = {"RTX 5090"};
+  request.site_packages = {g_env.site};
+  return archfit::session::Session().check(request);
 }
 
 void BM_Check(benchmark::State& state) {

@@ -29,6 +29,7 @@
 #include "check/report_json.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "kb/knowledge_base.hpp"
+#include "session/session.hpp"
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -191,12 +192,12 @@ int main(int argc, char** argv) {
               runs);
 
   if (fs::exists(fs::path(ARCHFIT_DEMO_SITE) / "torch")) {
-    archfit::check::CheckOptions options;
-    options.gpus = {"RTX 5090"};
-    options.driver = "575.51";
-    options.site_packages = {ARCHFIT_DEMO_SITE};
-    options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
-    const auto document = archfit::check::check_document(archfit::check::run_check(options));
+    archfit::check::CheckRequest request;
+    request.gpus = {"RTX 5090"};
+    request.driver = "575.51";
+    request.site_packages = {ARCHFIT_DEMO_SITE};
+    const auto document = archfit::check::check_document(
+        archfit::session::Session({.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR)}).check(request));
     const auto environment = archfit::check::read_report(document, "bench");
     archfit::diagnose::DiagnoseOptions weighed;
     weighed.environment = &environment;

@@ -12,6 +12,7 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
+#include "check_resources.hpp"
 #include "fixture_site.hpp"
 
 namespace fs = std::filesystem;
@@ -31,13 +32,12 @@ class CheckReportRead : public ::testing::Test {
   }
 
   archfit::check::CheckReport checked(std::vector<std::string> gpus, const std::string& driver) {
-    archfit::check::CheckOptions options;
+    archfit::check::CheckRequest options;
     options.gpus = std::move(gpus);
     options.driver = driver;
     options.site_packages = {site_->root()};
-    options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
-    options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
-    return archfit::check::run_check(options);
+    const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
+    return archfit::check::run_check(options, resources);
   }
 
   std::unique_ptr<archfit::testing::FixtureSite> site_;

@@ -12,7 +12,7 @@
 #include "stack_site.hpp"
 
 namespace fs = std::filesystem;
-using archfit::check::CheckOptions;
+using archfit::check::CheckRequest;
 using archfit::check::CheckReport;
 using archfit::check::ComponentResult;
 using archfit::check::OverallVerdict;
@@ -31,12 +31,12 @@ class CheckStackTest : public ::testing::Test {
     site_ = std::make_unique<archfit::testing::FixtureSite>(
         std::string("stack_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     options_.site_packages = {site_->root()};
-    options_.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
+    resources_ = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1");
   }
   CheckReport check(std::vector<std::string> gpus, const std::string& driver) {
     options_.gpus = std::move(gpus);
     if (!driver.empty()) options_.driver = driver;
-    return run_check(options_);
+    return run_check(options_, resources_);
   }
   static const StackResult& stack(const CheckReport& report, const std::string& name) {
     for (const auto& s : report.stacks) {
@@ -64,7 +64,8 @@ class CheckStackTest : public ::testing::Test {
     return none;
   }
   std::unique_ptr<archfit::testing::FixtureSite> site_;
-  CheckOptions options_;
+  CheckRequest options_;
+  archfit::check::CheckResources resources_;
 };
 
 }  // namespace

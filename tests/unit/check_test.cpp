@@ -9,12 +9,14 @@
 #include <memory>
 
 #include "check/report_json.hpp"
+#include "check_resources.hpp"
 #include "fixture_site.hpp"
 #include "saved_env.hpp"
 
 namespace fs = std::filesystem;
 using archfit::check::CheckError;
-using archfit::check::CheckOptions;
+using archfit::check::CheckRequest;
+using archfit::check::CheckResources;
 using archfit::check::OverallVerdict;
 using archfit::check::run_check;
 using archfit::compat::Verdict;
@@ -38,8 +40,8 @@ class CheckTest : public ::testing::Test {
     write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n");
     install("fastops", "1.0", {{"fastops/_C.so", fixtures / "compute_90.so"}});
     options_.site_packages = {site_};
-    options_.libcuda =
-        site_ / "no-driver-here" / "libcuda.so.1";  // this machine's GPU must not matter
+    // This machine's GPU must not matter.
+    resources_ = archfit::testing::check_resources(site_ / "no-driver-here" / "libcuda.so.1");
   }
   void write(const std::string& relative, const std::string& text) {
     site_dir_->write(relative, text);
@@ -59,14 +61,15 @@ class CheckTest : public ::testing::Test {
   }
   std::unique_ptr<archfit::testing::FixtureSite> site_dir_;
   fs::path site_;
-  CheckOptions options_;
+  CheckRequest options_;
+  CheckResources resources_;
 };
 
 }  // namespace
 
 TEST_F(CheckTest, Rtx5090FailsOnATorchWithoutSm120AndNamesTheTorchThatFits) {
   options_.gpus = {"RTX 5090"};
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_EQ(report.devices.size(), 1u);
   EXPECT_TRUE(report.devices[0].simulated);
   EXPECT_EQ(report.devices[0].cc.sm(), 120u);
@@ -95,7 +98,7 @@ TEST_F(CheckTest, Rtx5090FailsOnATorchWithoutSm120AndNamesTheTorchThatFits) {
 TEST_F(CheckTest, AnOldDriverTurnsTheJitIntoAFailureWithTheDriverToInstall) {
   options_.gpus = {"RTX 5090"};
   options_.driver = "570.86";  // knows PTX ISA up to 8.7; the fixture's PTX is 9.0
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   EXPECT_EQ(report.driver.max_ptx_isa->to_string(), "8.7");
   const auto& fastops = component(report, "fastops");
   EXPECT_EQ(fastops.verdict, Verdict::ptx_too_new_for_driver);
@@ -106,7 +109,7 @@ TEST_F(CheckTest, AnOldDriverTurnsTheJitIntoAFailureWithTheDriverToInstall) {
 
 TEST_F(CheckTest, Rtx4090RunsTorchNativelyButNotPtxBuiltForHopper) {
   options_.gpus = {"GeForce RTX 4090"};
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   EXPECT_EQ(report.verdict, OverallVerdict::fails);
   EXPECT_EQ(component(report, "torch").verdict, Verdict::native);
   const auto& fastops = component(report, "fastops");
@@ -118,13 +121,13 @@ TEST_F(CheckTest, Rtx4090RunsTorchNativelyButNotPtxBuiltForHopper) {
 TEST_F(CheckTest, HopperFitsPtxBuiltForIt) {
   options_.gpus = {"sm_90"};
   fs::remove_all(site_ / "torch");  // only fastops' compute_90 PTX is left
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   EXPECT_EQ(report.verdict, OverallVerdict::fits);
   EXPECT_EQ(component(report, "fastops").verdict, Verdict::ptx_jit);
 }
 
 TEST_F(CheckTest, WithoutAGpuTheReportSaysSoAndJudgesNothing) {
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   EXPECT_TRUE(report.devices.empty());
   EXPECT_EQ(report.verdict, OverallVerdict::unknown);
   // One sentence on why, not a finding per probe step.
@@ -144,7 +147,7 @@ TEST_F(CheckTest, WithoutAGpuTheReportSaysSoAndJudgesNothing) {
 
 TEST_F(CheckTest, JsonIsTheVersionedCheckDocument) {
   options_.gpus = {"RTX 5090"};
-  const auto doc = archfit::check::check_document(run_check(options_));
+  const auto doc = archfit::check::check_document(run_check(options_, resources_));
   EXPECT_EQ(doc["schema"], "archfit.check/1");
   EXPECT_EQ(doc["verdict"], "fails");
   EXPECT_EQ(doc["devices"][0]["sm"], 120);
@@ -160,7 +163,7 @@ TEST_F(CheckTest, JsonIsTheVersionedCheckDocument) {
 TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
   options_.gpus = {"RTX 9999 Ultra"};
   try {
-    run_check(options_);
+    run_check(options_, resources_);
     FAIL() << "an unknown GPU name must be an error";
   } catch (const CheckError& error) {
     EXPECT_NE(std::string(error.what()).find("closest known names"), std::string::npos)
@@ -168,17 +171,17 @@ TEST_F(CheckTest, BadInputIsACheckErrorSayingWhatToChange) {
   }
   options_.gpus = {"RTX 5090"};
   options_.driver = "not-a-driver";
-  EXPECT_THROW(run_check(options_), CheckError);
+  EXPECT_THROW(run_check(options_, resources_), CheckError);
   options_.driver.reset();
   options_.site_packages.clear();
-  EXPECT_THROW(run_check(options_), CheckError);  // nothing to check
+  EXPECT_THROW(run_check(options_, resources_), CheckError);  // nothing to check
 }
 
 TEST_F(CheckTest, ListsTheCudaRuntimesAProcessCouldLoadAndWarnsWhenMajorsMix) {
   options_.gpus = {"RTX 5090"};
   fs::create_directories(site_ / "nvidia" / "cuda_runtime" / "lib");
   std::ofstream(site_ / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12") << "x";
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_FALSE(report.libraries.empty());
   EXPECT_EQ(report.libraries[0].name,
             "cudart");  // wheels first: torch loads them through its RPATH
@@ -198,7 +201,7 @@ TEST_F(CheckTest, ListsTheCudaRuntimesAProcessCouldLoadAndWarnsWhenMajorsMix) {
 
 TEST_F(CheckTest, EveryGpuIsJudgedAndTheVerdictIsTheWorstOfThem) {
   options_.gpus = {"RTX 4090", "RTX 5090"};
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_EQ(report.devices.size(), 2u);
   EXPECT_EQ(report.verdict, OverallVerdict::fails);
   // torch: SASS sm_86/sm_89 runs on the 4090, nothing runs on the 5090.
@@ -222,8 +225,8 @@ TEST_F(CheckTest, EveryRealGpuTheDriverReportsIsJudged) {
   ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
            "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984", 1);
   ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-  options_.libcuda = ARCHFIT_FAKE_CUDA;
-  const auto report = run_check(options_);
+  resources_.libcuda = ARCHFIT_FAKE_CUDA;
+  const auto report = run_check(options_, resources_);
   ASSERT_EQ(report.devices.size(), 2u);
   EXPECT_FALSE(report.devices[1].simulated);
   EXPECT_EQ(report.devices[1].cc.sm(), 90u);
@@ -234,7 +237,7 @@ TEST_F(CheckTest, EveryRealGpuTheDriverReportsIsJudged) {
 
 TEST_F(CheckTest, OnAJetsonTheTorchFixPointsAtJetPackNotADriverRelease) {
   options_.gpus = {"Jetson Thor"};
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   const auto& torch = component(report, "torch");
   // The fixtures are x86_64 libraries; a Jetson is an aarch64 machine.
   EXPECT_EQ(torch.verdict, Verdict::wrong_platform);
@@ -254,7 +257,7 @@ class CheckConfirmTest : public CheckTest {
     ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
     ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
     ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
-    options_.libcuda = ARCHFIT_FAKE_CUDA;
+    resources_.libcuda = ARCHFIT_FAKE_CUDA;
     options_.confirm = true;
   }
   const archfit::check::DriverAnswer* answer(const archfit::check::ComponentResult& c,
@@ -268,7 +271,7 @@ class CheckConfirmTest : public CheckTest {
 };
 
 TEST_F(CheckConfirmTest, TheDriverAgreesWithEveryVerdictOnEveryGpu) {
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_TRUE(report.confirm);
   EXPECT_EQ(report.confirm->asked, 4u);  // two binaries on two GPUs
   EXPECT_EQ(report.confirm->disagreed, 0u);
@@ -288,7 +291,7 @@ TEST_F(CheckConfirmTest, TheDriverAgreesWithEveryVerdictOnEveryGpu) {
 
 TEST_F(CheckConfirmTest, ADriverThatRefusesWhatArchfitSaysRunsIsReportedAsADisagreement) {
   ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);  // refuses everything
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_TRUE(report.confirm);
   EXPECT_EQ(report.confirm->disagreed, 2u);  // torch on the 4090, fastops on the H100
   std::string findings;
@@ -305,7 +308,7 @@ TEST_F(CheckConfirmTest, ADriverThatRefusesWhatArchfitSaysRunsIsReportedAsADisag
 
 TEST_F(CheckConfirmTest, SimulatedGpusAreNotConfirmedAndTheReportSaysSo) {
   options_.gpus = {"RTX 5090"};
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   ASSERT_TRUE(report.confirm);
   EXPECT_EQ(report.confirm->asked, 0u);
   std::string findings;
@@ -317,7 +320,7 @@ TEST_F(CheckConfirmTest, SimulatedGpusAreNotConfirmedAndTheReportSaysSo) {
 TEST_F(CheckConfirmTest, WithoutConfirmTheDriverIsNeverAskedToLoadAnything) {
   options_.confirm = false;
   ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);
-  const auto report = run_check(options_);
+  const auto report = run_check(options_, resources_);
   EXPECT_FALSE(report.confirm);
   for (const auto& c : report.components)
     for (const auto& b : c.binaries) EXPECT_TRUE(b.driver.empty());
@@ -332,7 +335,7 @@ TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
           {{"bitsandbytes/libbitsandbytes_cuda118.so", fixtures / "sm_80.so"},
            {"bitsandbytes/libbitsandbytes_cuda124.so", fixtures / "sm_90a.so"}});
   options_.gpus = {"H100"};
-  auto report = run_check(options_);
+  auto report = run_check(options_, resources_);
   const auto& bnb = component(report, "bitsandbytes");
   EXPECT_EQ(bnb.verdict, Verdict::native);
   ASSERT_EQ(bnb.binaries.size(), 2u);
@@ -352,7 +355,7 @@ TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
 
   // A torch whose CUDA no copy matches: the package loads nothing.
   write("torch/version.py", "__version__ = '2.8.0+cu128'\ncuda: Optional[str] = '12.8'\n");
-  report = run_check(options_);
+  report = run_check(options_, resources_);
   std::string findings;
   for (const auto& f : report.findings) findings += f + "\n";
   EXPECT_NE(findings.find("bitsandbytes 0.45.0 has no library for torch's CUDA 12.8"),
@@ -361,7 +364,7 @@ TEST_F(CheckTest, OnlyTheBitsandbytesLibraryForTorchsCudaIsJudged) {
 
   // No torch to say which: the newest copy is judged, and the report says so.
   fs::remove_all(site_ / "torch");
-  report = run_check(options_);
+  report = run_check(options_, resources_);
   EXPECT_EQ(component(report, "bitsandbytes").verdict, Verdict::native);
   findings.clear();
   for (const auto& f : report.findings) findings += f + "\n";

@@ -13,6 +13,7 @@
 #include "check/report_read.hpp"
 #include "compat/verdict.hpp"
 #include "diagnose/diagnosis.hpp"
+#include "check_resources.hpp"
 #include "fixture_site.hpp"
 #include "kb/knowledge_base.hpp"
 #include "render/diagnosis_text.hpp"
@@ -60,13 +61,12 @@ class DiagnoseEnvironment : public ::testing::Test {
 
   // The environment as `archfit check --gpu GPU [--driver D] --site-packages SITE` sees it.
   check::ReportedEnvironment checked(const std::string& gpu, const std::string& driver = "") {
-    archfit::check::CheckOptions options;
+    archfit::check::CheckRequest options;
     options.gpus = {gpu};
     if (!driver.empty()) options.driver = driver;
     options.site_packages = {site_->root()};
-    options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
-    options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
-    return check::read_report(archfit::check::check_document(archfit::check::run_check(options)),
+    const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
+    return check::read_report(archfit::check::check_document(archfit::check::run_check(options, resources)),
                               "archfit check");
   }
 
@@ -229,13 +229,12 @@ TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
   fs::create_directories(custom_nodes / "ComfyUI-FastOps");
   fs::copy_file(fs::path(ARCHFIT_FIXTURE_DIR) / "sm_80.so",
                 custom_nodes / "ComfyUI-FastOps" / "_fastops.so");
-  archfit::check::CheckOptions options;
+  archfit::check::CheckRequest options;
   options.gpus = {"RTX 5090"};
   options.custom_nodes = custom_nodes;
-  options.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
-  options.libcuda = site_->root() / "no-driver-here" / "libcuda.so.1";
+  const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
   const check::ReportedEnvironment environment = check::read_report(
-      archfit::check::check_document(archfit::check::run_check(options)), "archfit check");
+      archfit::check::check_document(archfit::check::run_check(options, resources)), "archfit check");
   const std::string traceback =
       "Traceback (most recent call last):\n"
       "  File \"" +

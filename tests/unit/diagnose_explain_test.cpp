@@ -11,6 +11,7 @@
 #include <string>
 
 #include "check/check.hpp"
+#include "check_resources.hpp"
 
 namespace fs = std::filesystem;
 using archfit::diagnose::explain;
@@ -25,32 +26,40 @@ constexpr const char* kNoKernelImage =
 ExplainRequest request_for(const std::string& text) {
   ExplainRequest request;
   request.text = text;
-  request.kb_dir = fs::path(ARCHFIT_KB_SOURCE_DIR);
   return request;
 }
 
-archfit::check::CheckOptions gpu_only(const std::string& gpu) {
-  archfit::check::CheckOptions options;
-  options.gpus = {gpu};
-  options.driver = "570.86";
-  // The check must take explain's knowledge base: one it would load itself
-  // from here does not exist.
-  options.kb_dir = fs::temp_directory_path() / ("archfit_no_kb_" + std::to_string(::getpid()));
-  return options;
+// What explain runs with: the knowledge base of `kb_dir`, whole.
+archfit::check::CheckResources resources_of(const fs::path& kb_dir) {
+  return archfit::testing::check_resources("/no-driver-here/libcuda.so.1", kb_dir);
+}
+
+fs::path missing_kb() {
+  return fs::temp_directory_path() / ("archfit_no_kb_" + std::to_string(::getpid()));
+}
+
+archfit::check::CheckRequest gpu_only(const std::string& gpu) {
+  archfit::check::CheckRequest request;
+  request.gpus = {gpu};
+  request.driver = "570.86";
+  return request;
 }
 
 TEST(DiagnoseExplain, ACheckRunFirstUsesTheKnowledgeBaseExplainLoadedOnce) {
   const std::string text = kNoKernelImage;
   ExplainRequest request = request_for(text);
   request.check = gpu_only("RTX 5090");
-  const auto diagnosis = explain(request);
+  const auto resources = resources_of(ARCHFIT_KB_SOURCE_DIR);
+  const auto diagnosis = explain(request, resources);
   EXPECT_EQ(diagnosis.category, "no-kernel-image");
   ASSERT_TRUE(diagnosis.environment);
   ASSERT_FALSE(diagnosis.environment->devices.empty());
   EXPECT_NE(diagnosis.environment->devices.front().find("RTX 5090"), std::string::npos)
       << diagnosis.environment->devices.front();
-  // The same check on its own reads kb_dir, which is not there.
-  EXPECT_THROW(archfit::check::run_check(*request.check), archfit::check::CheckError);
+  // The check reads no knowledge base of its own: with resources whose
+  // folder is not there, it cannot run.
+  EXPECT_THROW(archfit::check::run_check(*request.check, resources_of(missing_kb())),
+               archfit::check::CheckError);
 }
 
 TEST(DiagnoseExplain, ASavedReportIsNamedInItsErrorsAndOneEnvironmentIsTheMost) {
@@ -59,29 +68,29 @@ TEST(DiagnoseExplain, ASavedReportIsNamedInItsErrorsAndOneEnvironmentIsTheMost) 
   const nlohmann::json not_a_report = {{"schema", "archfit.scan/1"}};
   request.saved_report = &not_a_report;
   request.saved_report_name = "--report saved.json";
+  const auto resources = resources_of(ARCHFIT_KB_SOURCE_DIR);
   try {
-    explain(request);
+    explain(request, resources);
     ADD_FAILURE() << "a scan document was taken for a check report";
   } catch (const ExplainError& error) {
     EXPECT_EQ(std::string(error.what()).rfind("--report saved.json: ", 0), 0u) << error.what();
   }
   request.check = gpu_only("RTX 5090");
-  EXPECT_THROW(explain(request), ExplainError);  // two environments
+  EXPECT_THROW(explain(request, resources), ExplainError);  // two environments
 }
 
 TEST(DiagnoseExplain, AnUnreadableKnowledgeBaseIsAnExplainErrorAndTextAloneNeedsNoCheck) {
   const std::string text = kNoKernelImage;
   ExplainRequest request = request_for(text);
-  request.kb_dir = fs::temp_directory_path() / ("archfit_no_kb_" + std::to_string(::getpid()));
   try {
-    explain(request);
+    explain(request, resources_of(missing_kb()));
     ADD_FAILURE() << "a missing knowledge base was read";
   } catch (const ExplainError& error) {
     EXPECT_NE(std::string(error.what()).find("the knowledge base could not be read"),
               std::string::npos)
         << error.what();
   }
-  const auto alone = explain(request_for(text));
+  const auto alone = explain(request_for(text), resources_of(ARCHFIT_KB_SOURCE_DIR));
   EXPECT_TRUE(alone.recognised());
   EXPECT_FALSE(alone.environment);
 }

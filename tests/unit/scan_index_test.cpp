@@ -12,6 +12,7 @@
 #include "check/check.hpp"
 #include "check/report_json.hpp"
 #include "fixture_site.hpp"
+#include "check_resources.hpp"
 
 namespace fs = std::filesystem;
 using archfit::binary::FileScan;
@@ -289,12 +290,13 @@ TEST_F(ScanIndexTest, ACheckAnswersTheSameFromTheIndex) {
                {{"torch/lib/libtorch_cuda.so", fixtures_ / "sm_86_sm_89.so"}});
   site.write("torch/version.py", "__version__ = '2.5.1+cu124'\ncuda: Optional[str] = '12.4'\n");
   let_changes_settle();
-  archfit::check::CheckOptions options;
+  archfit::check::CheckRequest options;
   options.site_packages = {site.root()};
   options.gpus = {"RTX 5090"};
-  options.scan_index_dir = cache_;
-  const auto first = archfit::check::run_check(options);
-  const auto second = archfit::check::run_check(options);
+  auto resources = archfit::testing::check_resources("/no-driver-here/libcuda.so.1");
+  resources.scan_index_dir = cache_;
+  const auto first = archfit::check::run_check(options, resources);
+  const auto second = archfit::check::run_check(options, resources);
   EXPECT_EQ(first.scan.reused, 0u);
   EXPECT_GT(second.scan.files, 0u);
   EXPECT_EQ(second.scan.reused, second.scan.files);

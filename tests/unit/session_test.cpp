@@ -40,18 +40,21 @@ class SessionTest : public ::testing::Test {
 
 TEST_F(SessionTest, TheKnowledgeBaseIsReadOnceAndKeptPerFolder) {
   Session session;
-  const auto first = session.knowledge_base(kb_);
-  EXPECT_EQ(session.knowledge_base(kb_).get(), first.get());
-  EXPECT_NE(session.knowledge_base(fs::path(ARCHFIT_KB_SOURCE_DIR)).get(), first.get());
-  EXPECT_THROW(session.knowledge_base(kb_ / "missing"), archfit::kb::KbError);
+  const auto first = session.knowledge_base(kb_).get();
+  EXPECT_EQ(session.knowledge_base(kb_).get(), first);
+  // A check needs less of it: the whole one already held serves it.
+  EXPECT_EQ(session.knowledge_base(kb_, archfit::kb::KbParts::without_error_signatures).get(),
+            first);
+  EXPECT_EQ(session.resources().knowledge_base.valid(), true);
+  EXPECT_NE(session.knowledge_base(fs::path(ARCHFIT_KB_SOURCE_DIR)).get(), first);
+  EXPECT_THROW(session.knowledge_base(kb_ / "missing").get(), archfit::kb::KbError);
 }
 
 TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
-  Session session({.threads = 1, .libcuda = kb_ / "no-driver-here.so"});
+  Session session({.threads = 1, .libcuda = kb_ / "no-driver-here.so", .kb_dir = kb_});
   archfit::diagnose::ExplainRequest request;
   const std::string text = "CUDA error: no kernel image is available for execution on the device";
   request.text = text;
-  request.kb_dir = kb_;
   EXPECT_TRUE(session.explain(request).recognised());
   empty_the_knowledge_base();
 
@@ -59,17 +62,22 @@ TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
   request.check.emplace();
   request.check->gpus = {"RTX 5090"};
   request.check->driver = "570.86";
-  request.check->kb_dir = kb_;
   const auto diagnosis = session.explain(request);
   EXPECT_TRUE(diagnosis.recognised());
   ASSERT_TRUE(diagnosis.environment);
   EXPECT_NE(diagnosis.environment->devices.front().find("RTX 5090"), std::string::npos);
 
-  archfit::check::CheckOptions options = *request.check;
+  archfit::check::CheckRequest options = *request.check;
   options.probe_only_when_nothing_to_scan = true;
   EXPECT_EQ(session.check(options).devices.front().cc.sm(), 120u);
-  EXPECT_THROW(archfit::check::run_check(options), archfit::check::CheckError);  // alone: reads it
-  EXPECT_THROW(Session().explain(request), archfit::diagnose::ExplainError);  // a new session too
+  // Alone, with the folder read again, the check cannot run; a new session
+  // reads it again too.
+  EXPECT_THROW(archfit::check::run_check(
+                   options, archfit::check::CheckResources{
+                                archfit::kb::find_and_load_knowledge_base_async(
+                                    kb_, archfit::kb::KbParts::without_error_signatures)}),
+               archfit::check::CheckError);
+  EXPECT_THROW(Session({.kb_dir = kb_}).explain(request), archfit::diagnose::ExplainError);
 }
 
 TEST(SessionJit, EachSessionOwnsAJitRuntimeMadeOnFirstUseFromItsSettings) {

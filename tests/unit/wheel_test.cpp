@@ -10,6 +10,7 @@
 
 #include "check/check.hpp"
 #include "wheel_builder.hpp"
+#include "check_resources.hpp"
 
 namespace fs = std::filesystem;
 using archfit::check::CheckError;
@@ -63,12 +64,13 @@ class WheelTest : public ::testing::Test {
   }
 
   archfit::check::CheckReport check(const fs::path& wheel, const std::string& gpu) {
-    archfit::check::CheckOptions options;
+    archfit::check::CheckRequest options;
     options.gpus = {gpu};
     options.driver = "570.86";
     options.wheels = {wheel};
-    options.archive_limits.floor_bytes = 0;  // the ratio alone decides, as for a large wheel
-    return archfit::check::run_check(options);
+    auto resources = archfit::testing::check_resources("/no-driver-here/libcuda.so.1");
+    resources.archive_limits.floor_bytes = 0;  // the ratio alone decides, as for a large wheel
+    return archfit::check::run_check(options, resources);
   }
 
   fs::path fixtures_, dir_;

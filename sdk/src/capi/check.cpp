@@ -31,10 +31,10 @@ archfit_status archfit_check_run(archfit_context* context, const archfit_check_o
     require_argument(context, "context");
     require_argument(given, "options");
     require_argument(out_report, "out_report");
-    check::CheckOptions settings = archfit::capi::check_settings(given, "archfit_check_options");
+    const auto call = archfit::capi::check_settings(given, "archfit_check_options");
     auto report = std::make_unique<archfit_report>();
     try {
-      report->result = context->session.check(std::move(settings));
+      report->result = context->session.check(call.request, call.choices);
     } catch (const check::CheckError& error) {
       throw ApiError{ARCHFIT_ERROR_INVALID_ARGUMENT, error.what()};
     }

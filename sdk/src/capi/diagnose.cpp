@@ -47,7 +47,8 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
     request.text = bytes(options.text, options.text_size, "text");
     request.traceback = std::string(bytes(options.traceback, options.traceback_size, "traceback"));
     if (options.cuda_error != 0) request.cuda_error = options.cuda_error;
-    if (options.kb_dir) request.kb_dir = std::filesystem::path(options.kb_dir);
+    archfit::session::RunChoices choices;
+    if (options.kb_dir) choices.kb_dir = std::filesystem::path(options.kb_dir);
     // The environment: at most one of the three fields.
     const int environments =
         (options.report != nullptr) + (options.report_json != nullptr) + (options.check != nullptr);
@@ -66,12 +67,15 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
       request.saved_report = &saved;
       request.saved_report_name = "report_json";
     }
-    if (options.check)
-      request.check =
-          archfit::capi::check_settings(options.check, "archfit_diagnose_options.check");
+    if (options.check) {
+      // The check runs with the diagnosis's knowledge base, as it always has.
+      auto call = archfit::capi::check_settings(options.check, "archfit_diagnose_options.check");
+      request.check = std::move(call.request);
+      choices.scan_index = call.choices.scan_index;
+    }
     auto diagnosis = std::make_unique<archfit_diagnosis>();
     try {
-      diagnosis->result = context->session.explain(std::move(request));
+      diagnosis->result = context->session.explain(request, choices);
     } catch (const diagnose::ExplainError& error) {
       throw invalid(error.what());
     } catch (const check::CheckError& error) {

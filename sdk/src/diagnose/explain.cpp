@@ -2,21 +2,14 @@
 
 #include "check/report_json.hpp"
 #include "check/report_read.hpp"
+#include "kb/kb_error.hpp"
 
 namespace archfit::diagnose {
 
 namespace {
 
-kb::KnowledgeBase load(const ExplainRequest& request) {
-  try {
-    return kb::load_knowledge_base(kb::resolve_kb_dir(request.kb_dir));
-  } catch (const kb::KbError& error) {
-    throw unreadable_knowledge_base(error);
-  }
-}
-
 std::optional<check::ReportedEnvironment> environment_of(const ExplainRequest& request,
-                                                         const kb::KnowledgeBase& kb) {
+                                                         const check::CheckResources& resources) {
   const int given =
       (request.report != nullptr) + (request.saved_report != nullptr) + request.check.has_value();
   if (given > 1)
@@ -33,10 +26,10 @@ std::optional<check::ReportedEnvironment> environment_of(const ExplainRequest& r
     }
   }
   if (request.check) {
-    check::CheckOptions options = *request.check;
-    options.probe_only_when_nothing_to_scan = true;
-    options.kb = &kb;
-    return check::read_report(check::check_document(check::run_check(options)), "archfit check");
+    check::CheckRequest check = *request.check;
+    check.probe_only_when_nothing_to_scan = true;
+    return check::read_report(check::check_document(check::run_check(check, resources)),
+                              "archfit check");
   }
   return std::nullopt;
 }
@@ -47,15 +40,19 @@ ExplainError unreadable_knowledge_base(const kb::KbError& error) {
   return ExplainError(std::string("the knowledge base could not be read: ") + error.what());
 }
 
-Diagnosis explain(const ExplainRequest& request) {
-  const kb::KnowledgeBase owned = request.kb ? kb::KnowledgeBase() : load(request);
-  const kb::KnowledgeBase& kb = request.kb ? *request.kb : owned;
-  const std::optional<check::ReportedEnvironment> environment = environment_of(request, kb);
+Diagnosis explain(const ExplainRequest& request, const check::CheckResources& resources) {
+  std::shared_ptr<const kb::KnowledgeBase> kb;
+  try {
+    kb = resources.knowledge_base.get();
+  } catch (const kb::KbError& error) {
+    throw unreadable_knowledge_base(error);
+  }
+  const std::optional<check::ReportedEnvironment> environment = environment_of(request, resources);
   DiagnoseOptions options;
   options.traceback = request.traceback;
   options.cuda_error = request.cuda_error;
   if (environment) options.environment = &*environment;
-  return diagnose(kb, request.text, options);
+  return diagnose(*kb, request.text, options);
 }
 
 }  // namespace archfit::diagnose

@@ -1,6 +1,6 @@
 #pragma once
 // The explain flow, written once for every front end (`archfit explain`,
-// archfit_diagnose_run): the knowledge base loaded once, the environment
+// archfit_diagnose_run): the knowledge base of its resources, the environment
 // from at most one source — a finished check, a saved check document, or a
 // check run first with that same knowledge base — then diagnose().
 #include <filesystem>
@@ -27,10 +27,6 @@ struct ExplainRequest {
   std::string_view text;                        // the error, a traceback or a whole log
   std::string traceback;                        // given apart from the text
   std::optional<int> cuda_error;                // a cudaError_t / CUresult number
-  std::optional<std::filesystem::path> kb_dir;  // nullopt: ARCHFIT_KB_DIR, then the built-in one
-  // A knowledge base already loaded (a Session's): used instead of reading
-  // kb_dir. Must outlive the call.
-  const kb::KnowledgeBase* kb = nullptr;
   // The environment, at most one of these three:
   const check::CheckReport* report = nullptr;   // a check just run
   std::string report_source = "archfit check";  // what the diagnosis names as its source
@@ -40,9 +36,9 @@ struct ExplainRequest {
   const nlohmann::json* saved_report = nullptr;
   std::string saved_report_name;
   std::string saved_report_source;
-  // A check to run first; with nothing to scan it probes the GPU and driver
-  // only. Its knowledge base is the one loaded here.
-  std::optional<check::CheckOptions> check;
+  // A check to run first, with the same resources; with nothing to scan it
+  // probes the GPU and driver only.
+  std::optional<check::CheckRequest> check;
 };
 
 // The ExplainError for a knowledge base that cannot be read (this flow's,
@@ -51,6 +47,8 @@ ExplainError unreadable_knowledge_base(const kb::KbError& error);
 
 // Throws ExplainError (or check::CheckError, from a check run first); a text
 // that names no error archfit knows is a Diagnosis that is not recognised.
-Diagnosis explain(const ExplainRequest& request);
+// `resources` are a check's (a Session supplies them); their knowledge base
+// must hold the error signatures (kb::KbParts::everything).
+Diagnosis explain(const ExplainRequest& request, const check::CheckResources& resources);
 
 }  // namespace archfit::diagnose

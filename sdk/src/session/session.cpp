@@ -2,25 +2,69 @@
 
 #include "binary/file_scan.hpp"
 #include "binary/parallel.hpp"
+#include "environment_settings.hpp"
+#include "kb/kb_error.hpp"
+
+#include <chrono>
+#include <future>
 
 namespace archfit::session {
 
 Session::Session(SessionSettings settings) : settings_(std::move(settings)) {}
 
-std::shared_ptr<const kb::KnowledgeBase> Session::held(const std::filesystem::path& dir) {
-  const std::lock_guard<std::mutex> lock(mutex_);
-  const auto found = knowledge_.find(dir);
-  return found == knowledge_.end() ? nullptr : found->second;
+namespace {
+
+// Whether a source finished with an error: such a read is tried again.
+bool failed(const kb::KnowledgeBaseSource& source) {
+  if (source.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return false;
+  try {
+    source.get();
+    return false;
+  } catch (...) {
+    return true;
+  }
 }
 
-std::shared_ptr<const kb::KnowledgeBase> Session::knowledge_base(
-    const std::optional<std::filesystem::path>& kb_dir) {
-  const std::filesystem::path dir = kb::resolve_kb_dir(kb_dir);
-  if (auto known = held(dir)) return known;
-  // Read outside the lock: two first callers may both read it; one is kept.
-  auto loaded = std::make_shared<const kb::KnowledgeBase>(kb::load_knowledge_base(dir));
+// Whether a knowledge base read with `held` serves one asked with `wanted`.
+bool covers(kb::KbParts held, kb::KbParts wanted) {
+  return held == kb::KbParts::everything || held == wanted;
+}
+
+}  // namespace
+
+kb::KnowledgeBaseSource Session::knowledge_base(const std::optional<std::filesystem::path>& kb_dir,
+                                                kb::KbParts parts) {
+  // Resolving may throw kb::KbError (no such folder): the source carries it.
+  std::filesystem::path dir;
+  try {
+    dir = kb::resolve_kb_dir(kb_dir ? kb_dir : settings_.kb_dir);
+  } catch (const kb::KbError&) {
+    return kb::failed_knowledge_base();
+  }
   const std::lock_guard<std::mutex> lock(mutex_);
-  return knowledge_.try_emplace(dir, std::move(loaded)).first->second;
+  const auto found = knowledge_.find(dir);
+  if (found != knowledge_.end() && covers(found->second.parts, parts) &&
+      !failed(found->second.source))
+    return found->second.source;
+  auto source = kb::load_knowledge_base_async(dir, parts);
+  knowledge_.insert_or_assign(dir, HeldKnowledge{parts, source});
+  return source;
+}
+
+check::CheckResources Session::resources(const RunChoices& choices, kb::KbParts parts) {
+  check::CheckResources resources;
+  resources.knowledge_base = knowledge_base(choices.kb_dir, parts);
+  resources.threads = settings_.threads;
+  resources.libcuda = settings_.libcuda;
+  resources.on_progress = choices.on_progress;
+  std::optional<EnvironmentSettings> environment;
+  if (!settings_.archive_limits || (choices.scan_index && !settings_.cache_dir))
+    environment = read_environment_settings();
+  resources.archive_limits =
+      settings_.archive_limits ? *settings_.archive_limits : environment->archive_limits;
+  if (choices.scan_index)
+    resources.scan_index_dir = settings_.cache_dir ? settings_.cache_dir : environment->cache_dir;
+  return resources;
 }
 
 std::shared_ptr<jit::JitRuntime> Session::jit() {
@@ -49,39 +93,19 @@ binary::FileScan Session::scan_bytes(std::span<const std::byte> bytes, std::stri
 binary::TreeScan Session::scan_tree(const std::vector<std::filesystem::path>& paths,
                                     binary::TreeScanOptions options) {
   if (options.threads == 0) options.threads = settings_.threads;
+  options.archive_limits = settings_.archive_limits ? *settings_.archive_limits
+                                                    : read_environment_settings().archive_limits;
   return binary::scan_tree(paths, options);
 }
 
-check::CheckReport Session::check(check::CheckOptions options) {
-  if (options.threads == 0) options.threads = settings_.threads;
-  if (options.libcuda.empty()) options.libcuda = settings_.libcuda;
-  std::shared_ptr<const kb::KnowledgeBase> knowledge;
-  if (!options.kb) {
-    try {
-      knowledge = held(kb::resolve_kb_dir(options.kb_dir));
-    } catch (const kb::KbError&) {
-      // No such folder: the check reads it and says so in its own words.
-    }
-    options.kb = knowledge.get();
-  }
-  return check::run_check(options);
+check::CheckReport Session::check(const check::CheckRequest& request,
+                                  const RunChoices& choices) {
+  return check::run_check(request, resources(choices));
 }
 
-diagnose::Diagnosis Session::explain(diagnose::ExplainRequest request) {
-  std::shared_ptr<const kb::KnowledgeBase> knowledge;
-  if (!request.kb) {
-    try {
-      knowledge = knowledge_base(request.kb_dir);
-    } catch (const kb::KbError& error) {
-      throw diagnose::unreadable_knowledge_base(error);
-    }
-    request.kb = knowledge.get();
-  }
-  if (request.check) {
-    if (request.check->threads == 0) request.check->threads = settings_.threads;
-    if (request.check->libcuda.empty()) request.check->libcuda = settings_.libcuda;
-  }
-  return diagnose::explain(request);
+diagnose::Diagnosis Session::explain(const diagnose::ExplainRequest& request,
+                                     const RunChoices& choices) {
+  return diagnose::explain(request, resources(choices, kb::KbParts::everything));
 }
 
 plugin::PluginSet Session::plugins(const plugin::PluginSearch& search) {

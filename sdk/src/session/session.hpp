@@ -1,8 +1,10 @@
 #pragma once
 // One owner for a run (docs/design.md, "The session"): a Session holds what
-// the flows share — the settings a host gives once (threads, libcuda), the
-// knowledge base (read once and kept), and the jit runtime (kernel cache,
-// NVRTC, libcuda; made on first use) — and offers the flows themselves:
+// the flows share — the settings a host gives once (threads, libcuda, the
+// knowledge base's folder), the knowledge base (read once, beside the first
+// flow's scan, and kept), and the jit runtime (kernel cache, NVRTC, libcuda;
+// made on first use) — supplies each check and explain its resources
+// (check::CheckResources) from them, and offers the flows themselves:
 // scan, check, explain, plugins, and the jit's module, compile and bundle.
 // archfit_context is a Session; each `archfit` command makes one per run.
 // Nothing the flows share is process-wide: two Sessions with different
@@ -27,6 +29,7 @@
 #include "jit/jit_runtime.hpp"
 #include "jit/kernel_module.hpp"
 #include "kb/knowledge_base.hpp"
+#include "kb/knowledge_base_source.hpp"
 #include "plugin/plugin_host.hpp"
 
 namespace archfit::session {
@@ -34,6 +37,20 @@ namespace archfit::session {
 struct SessionSettings {
   unsigned threads = 0;           // 0: one per CPU
   std::filesystem::path libcuda;  // empty: the loader's libcuda.so.1
+  // The knowledge base's folder (--kb); nullopt: ARCHFIT_KB_DIR, then the
+  // built-in one. A flow may name another (RunChoices::kb_dir).
+  std::optional<std::filesystem::path> kb_dir;
+  // nullopt: from the environment at each flow (environment_settings.hpp).
+  std::optional<binary::ArchiveLimits> archive_limits;
+  std::optional<std::filesystem::path> cache_dir;  // where the scan index is kept
+};
+
+// How one call of a flow runs where it differs from the session's settings.
+struct RunChoices {
+  std::optional<std::filesystem::path> kb_dir;  // nullopt: the session's
+  // Keep the scan index in the cache folder and answer unchanged files from it.
+  bool scan_index = false;
+  binary::ProgressCallback on_progress;
 };
 
 class Session {
@@ -46,12 +63,20 @@ class Session {
 
   // ---- what the flows share ----
 
-  // The whole knowledge base of `kb_dir` (nullopt: ARCHFIT_KB_DIR, then the
-  // built-in one), read on first use and kept for the session's life. Safe
-  // from many threads; throws kb::KbError when it cannot be read (and reads
-  // again on the next call).
-  std::shared_ptr<const kb::KnowledgeBase> knowledge_base(
-      const std::optional<std::filesystem::path>& kb_dir = std::nullopt);
+  // The knowledge base of `kb_dir` (nullopt: the settings'), read with at
+  // least `parts` on a thread of its own from the first call on, and kept for
+  // the session's life: every later flow gets the same one. Safe from many
+  // threads. A read that failed is tried again on the next call; get() on
+  // the source throws kb::KbError.
+  kb::KnowledgeBaseSource knowledge_base(
+      const std::optional<std::filesystem::path>& kb_dir = std::nullopt,
+      kb::KbParts parts = kb::KbParts::everything);
+
+  // What a check or an explain runs with: the session's threads, libcuda and
+  // knowledge base, and the archive limits and cache folder of its settings
+  // or, where they leave them unset, of the environment as it is now.
+  check::CheckResources resources(const RunChoices& choices = {},
+                                  kb::KbParts parts = kb::KbParts::without_error_signatures);
 
   // The session's kernel cache, NVRTC and libcuda, made on first use from its
   // settings (the cache and NVRTC from the environment, as documented in
@@ -68,14 +93,14 @@ class Session {
   binary::TreeScan scan_tree(const std::vector<std::filesystem::path>& paths,
                              binary::TreeScanOptions options);
 
-  // check::run_check with the session's threads and libcuda where the
-  // options leave them unset, and its knowledge base once it holds one (a
-  // first check reads its own beside the scan, as it always has).
-  check::CheckReport check(check::CheckOptions options);
+  // check::run_check with the session's resources; the knowledge base is
+  // read beside the first check's scan and kept for every later flow.
+  check::CheckReport check(const check::CheckRequest& request, const RunChoices& choices = {});
 
-  // diagnose::explain with the session's knowledge base (and so the check it
-  // may run first): an error explained twice reads the YAML once.
-  diagnose::Diagnosis explain(diagnose::ExplainRequest request);
+  // diagnose::explain with the same resources (its knowledge base whole,
+  // with the error signatures): an error explained twice reads the YAML once.
+  diagnose::Diagnosis explain(const diagnose::ExplainRequest& request,
+                              const RunChoices& choices = {});
 
   // The plugins `search` finds, each negotiated and probed in a child first.
   plugin::PluginSet plugins(const plugin::PluginSearch& search);
@@ -89,12 +114,16 @@ class Session {
   jit::BundleResult bundle(const jit::BundleRequest& request);
 
  private:
-  std::shared_ptr<const kb::KnowledgeBase> held(const std::filesystem::path& dir);
   unsigned scan_threads() const;
+
+  struct HeldKnowledge {
+    kb::KbParts parts;
+    kb::KnowledgeBaseSource source;
+  };
 
   SessionSettings settings_;
   std::mutex mutex_;
-  std::map<std::filesystem::path, std::shared_ptr<const kb::KnowledgeBase>> knowledge_;
+  std::map<std::filesystem::path, HeldKnowledge> knowledge_;
   std::shared_ptr<jit::JitRuntime> jit_;
 };
 

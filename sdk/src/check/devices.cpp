@@ -1,0 +1,97 @@
+#include "devices.hpp"
+
+#include <cctype>
+
+#include "env/cuda_driver.hpp"
+#include "kb/kb_error.hpp"
+#include "sys/machine.hpp"
+
+namespace archfit::check {
+
+namespace {
+
+DeviceInfo named_device(const std::string& name, const kb::KnowledgeBase& kb,
+                        const std::string& machine) {
+  try {
+    const auto gpu = kb.resolve_gpu(name);
+    DeviceInfo device;
+    device.name = gpu.name;
+    device.cc = gpu.cc;
+    device.simulated = true;
+    const auto* architecture = kb.architecture(gpu.cc);
+    const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
+    device.machine = gpu.entry && !gpu.entry->machine.empty() ? gpu.entry->machine
+                     : jetson                                 ? "aarch64"
+                                                              : machine;
+    return device;
+  } catch (const kb::KbError& error) {
+    throw CheckError(std::string("--gpu: ") + error.what());
+  }
+}
+
+// One sentence: why there is nothing to judge against.
+std::string why_no_gpu(const env::DriverProbe& probe) {
+  if (!probe.library) return "no NVIDIA driver is installed here (libcuda.so.1 cannot be loaded)";
+  if (probe.findings.empty()) return "the driver reports no GPU";
+  std::string why = probe.findings.front();
+  if (!why.empty() && why.back() == '.') why.pop_back();
+  if (!why.empty()) why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+  return why;
+}
+
+// The devices to judge against: those named with --gpu, else every real GPU.
+// Without either, the report says so and judges nothing.
+void choose_devices(const CheckRequest& request, const CheckResources& resources,
+                    const kb::KnowledgeBase& kb, CheckReport& report) {
+  const std::string machine = sys::this_machine();
+  for (const auto& name : request.gpus) report.devices.push_back(named_device(name, kb, machine));
+  // Devices and driver both simulated: nothing the real driver says is used.
+  if (!request.gpus.empty() && request.driver) return;
+  env::DriverProbeOptions probe_options;
+  probe_options.library = resources.libcuda;
+  const env::DriverProbe probe = env::probe_driver(probe_options);
+  report.driver.version = probe.release;
+  report.driver.cuda_version = probe.cuda_version_string();
+  if (!request.gpus.empty()) return;
+  for (const auto& gpu : probe.devices) {
+    DeviceInfo device;
+    device.name = gpu.name;
+    device.cc = {static_cast<uint32_t>(gpu.cc_major), static_cast<uint32_t>(gpu.cc_minor)};
+    device.memory = gpu.total_memory;
+    device.ordinal = gpu.ordinal;
+    device.machine = machine;
+    report.devices.push_back(std::move(device));
+  }
+  if (report.devices.empty()) report.no_gpu = why_no_gpu(probe);
+}
+
+void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb,
+                   CheckReport& report) {
+  if (request.driver) {
+    report.driver.version = *request.driver;
+    report.driver.cuda_version.clear();
+    report.driver.simulated = true;
+  }
+  for (auto& device : report.devices) device.first_driver = kb.first_driver_for(device.cc);
+  if (report.driver.version.empty()) return;
+  try {
+    report.driver.max_ptx_isa = kb.max_ptx_isa_for_driver(report.driver.version);
+  } catch (const kb::KbError& error) {
+    throw CheckError(std::string("--driver: ") + error.what());
+  }
+  const auto driver = kb::parse_driver_version(report.driver.version);
+  for (auto& device : report.devices) {
+    if (device.first_driver && driver)
+      device.driver_knows_it = compat::driver_knows_device(*driver, *device.first_driver);
+  }
+}
+
+}  // namespace
+
+void probe_devices_and_driver(const CheckRequest& request, const CheckResources& resources,
+                              const kb::KnowledgeBase& kb, CheckReport& report) {
+  choose_devices(request, resources, kb, report);
+  choose_driver(request, kb, report);
+}
+
+}  // namespace archfit::check

@@ -1,0 +1,49 @@
+#include "environment_settings.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+
+#include "store/store_location.hpp"
+
+namespace archfit::session {
+
+namespace {
+
+binary::ArchiveLimits archive_limits_from_environment(std::vector<std::string>& warnings) {
+  binary::ArchiveLimits limits;
+  if (const char* text = std::getenv(kWheelMaxRatioVariable); text && *text) {
+    const std::string_view value = text;
+    uint64_t ratio = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), ratio);
+    if (error == std::errc() && end == value.data() + value.size() && ratio > 0) {
+      limits.max_ratio = ratio;
+    } else {
+      warnings.push_back(std::string("archfit: ") + kWheelMaxRatioVariable + "=" +
+                         std::string(value) + " is not a whole number above 0; using " +
+                         std::to_string(limits.max_ratio));
+    }
+  }
+  if (const char* text = std::getenv(kWheelMaxBytesVariable); text && *text) {
+    if (const auto bytes = store::parse_byte_count(text)) {
+      limits.max_bytes = *bytes;
+    } else {
+      warnings.push_back(std::string("archfit: ") + kWheelMaxBytesVariable + "=" + text +
+                         " is not a byte count (such as 8589934592, 512M or 16G); using " +
+                         std::to_string(limits.max_bytes));
+    }
+  }
+  return limits;
+}
+
+}  // namespace
+
+EnvironmentSettings read_environment_settings() {
+  EnvironmentSettings settings;
+  settings.archive_limits = archive_limits_from_environment(settings.warnings);
+  std::string why;
+  settings.cache_dir = store::cache_dir_from_environment(why);
+  return settings;
+}
+
+}  // namespace archfit::session
