@@ -31,7 +31,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
-  sanitizer-deps fuzz test-asan test-tsan test-sanitizers
+  sanitizer-deps fuzz test-asan test-tsan test-sanitizers format format-check
 
 all: build
 
@@ -252,6 +252,18 @@ test-sanitizers:
 	$(MAKE) test-asan
 	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) test-tsan
+
+# Formatting (tools/format.sh): the C, C++ and CUDA sources against
+# .clang-format, with clang-format 14 only, which both install where missing.
+#   make format-check  lists the files that differ and fails (.ci/run, before the tests)
+#   make format        rewrites them in place
+format-check:
+	$(call apt_install,clang-format-14)
+	tools/format.sh check
+
+format:
+	$(call apt_install,clang-format-14)
+	tools/format.sh fix
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-tsan
