@@ -31,7 +31,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 
 .PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
-  sanitizer-deps fuzz test-asan test-tsan test-sanitizers
+  sanitizer-deps fuzz test-asan test-tsan test-sanitizers format format-check lint
 
 all: build
 
@@ -252,6 +252,29 @@ test-sanitizers:
 	$(MAKE) test-asan
 	$(MAKE) fuzz FUZZ_SECONDS=$(CI_FUZZ_SECONDS)
 	$(MAKE) test-tsan
+
+# Formatting (tools/format.sh): the C, C++ and CUDA sources against
+# .clang-format, with clang-format 14 only, which both install where missing.
+#   make format-check  lists the files that differ and fails (.ci/run, before the tests)
+#   make format        rewrites them in place
+format-check:
+	$(call apt_install,clang-format-14)
+	tools/format.sh check
+
+format:
+	$(call apt_install,clang-format-14)
+	tools/format.sh fix
+
+# The Python linter: ruff RUFF_VERSION (pinned: a new release adds findings)
+# in its own venv, made from REALWORLD_PYTHON like the others, over every
+# tracked .py, with the rules of pyproject.toml's [tool.ruff].
+RUFF_VERSION := 0.17.6
+LINT_VENV = $(BUILD_DIR)/lint-venv
+lint:
+	$(call pip_venv,$(LINT_VENV),ruff,ruff==$(RUFF_VERSION))
+	@$(LINT_VENV)/bin/ruff --version | grep -qx "ruff $(RUFF_VERSION)" || \
+	  $(LINT_VENV)/bin/python -m pip install --quiet --disable-pip-version-check ruff==$(RUFF_VERSION)
+	$(LINT_VENV)/bin/ruff check .
 
 clean:
 	rm -rf $(BUILD_DIR) build-asan build-tsan

@@ -145,7 +145,7 @@ class ExecutionErrorHandler(logging.Handler):
         if self._on_diagnosis is not None:
             try:
                 self._on_diagnosis(payload, prompt.client_id)
-            except Exception as error:  # noqa: BLE001
+            except Exception as error:  # noqa: BLE001 - reported, never raised
                 logging.getLogger("archfit").warning("archfit could not send the diagnosis: %s",
                                                      error)
 

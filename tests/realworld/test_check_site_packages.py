@@ -1,14 +1,20 @@
 """`archfit check --site-packages SITE --gpu GPU --driver 570.86 --json` on the
 installed wheels, against the verdicts PyTorch's published lists give."""
 
-import re
-
 import pytest
 import yaml
 
 from expectations import (
-    BITSANDBYTES_LOADED, DISTRIBUTIONS, DRIVER, ENVIRONMENTS, EXPECTED, GPUS, TORCH_OF,
-    expected_overall, known_gap, verdict,
+    BITSANDBYTES_LOADED,
+    DISTRIBUTIONS,
+    DRIVER,
+    ENVIRONMENTS,
+    EXPECTED,
+    GPUS,
+    TORCH_OF,
+    expected_overall,
+    known_gap,
+    verdict,
 )
 from test_torch_builds import TORCH_KB
 

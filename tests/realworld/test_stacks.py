@@ -16,8 +16,17 @@ import pytest
 import conftest
 import pypi
 from stacks import (
-    ALTERNATIVES, BINARY_ONLY_PREFIXES, DRIVER_UPDATES, DRIVERS, ENV_STACKS, FAILURES,
-    FIRST_COMMANDS, GPUS, JETSON, TORCH_OF, expected_verdict,
+    ALTERNATIVES,
+    BINARY_ONLY_PREFIXES,
+    DRIVER_UPDATES,
+    DRIVERS,
+    ENV_STACKS,
+    FAILURES,
+    FIRST_COMMANDS,
+    GPUS,
+    JETSON,
+    TORCH_OF,
+    expected_verdict,
 )
 
 ENVS = sorted(ENV_STACKS)

@@ -9,9 +9,9 @@ is wrong."""
 from __future__ import annotations
 
 import collections
+import json
 import re
 import subprocess
-import json
 from pathlib import Path
 
 import pytest
@@ -61,7 +61,9 @@ def companion_cases():
 
 
 def admits(specifier: str, version: str) -> bool:
-    numbers = lambda v: [int(p) for p in re.findall(r"\d+", v.split("+")[0])]
+    def numbers(v):
+        return [int(p) for p in re.findall(r"\d+", v.split("+")[0])]
+
     if specifier.startswith("=="):
         return numbers(specifier[2:]) == numbers(version)
     if specifier.startswith(">="):

@@ -8,8 +8,14 @@ import types
 
 import pytest
 
-from comfyui_standin import (BINDING_DIR, ExecutionBlocker, PACK_SOURCE, StandInPromptServer,
-                             _module, load_like_comfyui)
+from comfyui_standin import (
+    BINDING_DIR,
+    PACK_SOURCE,
+    ExecutionBlocker,
+    StandInPromptServer,
+    _module,
+    load_like_comfyui,
+)
 
 
 @pytest.fixture

@@ -337,7 +337,7 @@ def test_a_prompts_diagnoses_go_only_to_the_client_that_queued_it(comfyui):
     (b'{"text": "x", "traceback": 3}', '"traceback"'),
 ])
 def test_a_bad_explain_request_is_a_400_saying_what_is_wrong(comfyui, body, words):
-    pack = comfyui.load()
+    comfyui.load()
     status, payload = _call(comfyui.server.routes, "POST", "/archfit/explain", data=body,
                             headers={"Content-Type": "application/json"})
     assert status == 400

@@ -82,11 +82,17 @@ def _execution_error(message="CUDA error: no kernel image is available for execu
         "exception_type": "torch.AcceleratorError",
         "traceback": [
             '  File "/ComfyUI/execution.py", line 496, in execute\n'
-            "    output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data(prompt_id, unique_id, obj, input_data_all, execution_block_cb=execution_block_cb, pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)\n",
+            "    output_data, output_ui, has_subgraph, has_pending_tasks = await get_output_data("
+            "prompt_id, unique_id, obj, input_data_all, execution_block_cb=execution_block_cb, "
+            "pre_execute_cb=pre_execute_cb, hidden_inputs=hidden_inputs)\n",
             '  File "/ComfyUI/nodes.py", line 1525, in sample\n'
-            "    return common_ksampler(model, seed, steps, cfg, sampler_name, scheduler, positive, negative, latent_image, denoise=denoise)\n",
+            "    return common_ksampler(model, seed, steps, cfg, sampler_name, scheduler, positive, "
+            "negative, latent_image, denoise=denoise)\n",
             '  File "/ComfyUI/comfy/sample.py", line 45, in sample\n'
-            "    samples = sampler.sample(noise, positive, negative, cfg=cfg, latent_image=latent_image, start_step=start_step, last_step=last_step, force_full_denoise=force_full_denoise, denoise_mask=noise_mask, sigmas=sigmas, callback=callback, disable_pbar=disable_pbar, seed=seed)\n",
+            "    samples = sampler.sample(noise, positive, negative, cfg=cfg, latent_image=latent_image, "
+            "start_step=start_step, last_step=last_step, force_full_denoise=force_full_denoise, "
+            "denoise_mask=noise_mask, sigmas=sigmas, callback=callback, disable_pbar=disable_pbar, "
+            "seed=seed)\n",
         ],
         "current_inputs": {"seed": [156680208700286], "steps": [20]},
         "current_outputs": ["4", "5", "6", "7"],

@@ -39,8 +39,14 @@ import pytest
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent / "comfyui"))
-from test_comfyui_web import (GRACE_S, TOASTS_ON_PAGE, _assert_png, _chromium,  # noqa: E402
-                              _unavailable)
+# E402: the web tests' module is found only through the sys.path line above.
+from test_comfyui_web import (  # noqa: E402
+    GRACE_S,
+    TOASTS_ON_PAGE,
+    _assert_png,
+    _chromium,
+    _unavailable,
+)
 
 COMFYUI = os.environ.get("ARCHFIT_COMFYUI")
 PYTHON = os.environ.get("ARCHFIT_COMFYUI_PYTHON")
