@@ -9,6 +9,7 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
+#include "check_resources.hpp"
 #include "stack_site.hpp"
 
 namespace fs = std::filesystem;
