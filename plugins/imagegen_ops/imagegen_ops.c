@@ -14,8 +14,8 @@
 
 #include "archfit/archfit_plugin.h"
 
-#define EMBEDDED(name)                 \
-  extern const unsigned char name[];   \
+#define EMBEDDED(name)               \
+  extern const unsigned char name[]; \
   extern const size_t name##_size;
 EMBEDDED(rmsnorm_source)
 EMBEDDED(groupnorm_silu_source)
@@ -67,8 +67,8 @@ ARCHFIT_PLUGIN_EXPORT int archfit_plugin_negotiate(uint32_t host_min, uint32_t h
                       kGroupnormSilu, COUNT(kGroupnormSilu), PREBUILT(groupnorm_silu));
   modules[2] = module("imagegen_ops.gguf_dequant", "gguf_dequant.cu", gguf_dequant_source,
                       kGgufDequant, COUNT(kGgufDequant), PREBUILT(gguf_dequant));
-  modules[3] = module("imagegen_ops.fp8_to_bf16", "fp8_to_bf16.cu", fp8_to_bf16_source,
-                      kFp8ToBf16, COUNT(kFp8ToBf16), PREBUILT(fp8_to_bf16));
+  modules[3] = module("imagegen_ops.fp8_to_bf16", "fp8_to_bf16.cu", fp8_to_bf16_source, kFp8ToBf16,
+                      COUNT(kFp8ToBf16), PREBUILT(fp8_to_bf16));
   memset(out_info, 0, sizeof *out_info);
   out_info->struct_size = sizeof *out_info;
   out_info->name = "imagegen_ops";

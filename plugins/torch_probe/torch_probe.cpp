@@ -10,10 +10,10 @@
 
 #include <ATen/Context.h>
 #include <ATen/Version.h>
+#include <torch/version.h>
 #include <exception>
 #include <nlohmann/json.hpp>
 #include <string>
-#include <torch/version.h>
 
 #include "archfit/archfit_plugin.h"
 #include "torch_build_config.hpp"

@@ -58,7 +58,8 @@ static int check(archfit_context* context, const char* gpu, const char* const* s
            fix ? fix : "");
   }
   i = archfit_report_verdict(report) == ARCHFIT_FAILS;
-  printf("check    %s\n", i ? "something fails on this GPU" : "everything fits, or no GPU to judge");
+  printf("check    %s\n",
+         i ? "something fails on this GPU" : "everything fits, or no GPU to judge");
   archfit_report_destroy(report);
   return (int)i;
 }
@@ -140,8 +141,10 @@ int main(int argc, char** argv) {
   size_t site_count = 0;
   int i, verdict = 0;
   for (i = 1; i < argc; ++i) {
-    if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc) gpu = argv[++i];
-    else sites[site_count++] = argv[i];
+    if (strcmp(argv[i], "--gpu") == 0 && i + 1 < argc)
+      gpu = argv[++i];
+    else
+      sites[site_count++] = argv[i];
   }
   printf("archfit  %s\n", archfit_version_string());
   if (archfit_context_create(NULL, &context) != ARCHFIT_OK) return fail("context");

@@ -10,9 +10,9 @@
 #include "check/report_json.hpp"
 #include "env/python_locate.hpp"
 #include "progress_line.hpp"
-#include "run_settings.hpp"
 #include "render/check_text.hpp"
 #include "render/plan_script.hpp"
+#include "run_settings.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {

@@ -60,17 +60,16 @@ HostAdapterFiles find_host_adapter_files() {
             "__init__.py");
   // In a wheel the prefix is the binding's own folder: that one, whose
   // library and vendored libraries are known to work together.
-  files.python_binding = first(
-      "the archfit Python binding",
-      {prefix, share / "python" / "archfit",
-       source.empty() ? source : source / "host_adapters" / "python" / "archfit"},
-      "_library.py");
+  files.python_binding =
+      first("the archfit Python binding",
+            {prefix, share / "python" / "archfit",
+             source.empty() ? source : source / "host_adapters" / "python" / "archfit"},
+            "_library.py");
   const fs::path built = ARCHFIT_LIBRARY_FILE;
-  const fs::path lib_dir =
-      first("libarchfit",
-            {prefix.empty() ? prefix : prefix / ARCHFIT_INSTALL_LIBDIR,
-             prefix.empty() ? prefix : prefix / "lib", built.parent_path()},
-            kSoname);
+  const fs::path lib_dir = first("libarchfit",
+                                 {prefix.empty() ? prefix : prefix / ARCHFIT_INSTALL_LIBDIR,
+                                  prefix.empty() ? prefix : prefix / "lib", built.parent_path()},
+                                 kSoname);
   files.library = lib_dir / kSoname;
   files.kb = kb::resolve_kb_dir(std::nullopt);
   if (files.python_binding == prefix) {

@@ -88,7 +88,8 @@ int InstallCommand::run() const {
     }
     const HostAdapterFiles files = find_host_adapter_files();
     const std::string suffix = std::to_string(::getpid());
-    const fs::path staging = comfyui.custom_nodes / ("." + std::string(kPackFolder) + ".new-" + suffix);
+    const fs::path staging =
+        comfyui.custom_nodes / ("." + std::string(kPackFolder) + ".new-" + suffix);
     const fs::path old = comfyui.custom_nodes / ("." + std::string(kPackFolder) + ".old-" + suffix);
     fs::remove_all(staging);
     try {

@@ -47,7 +47,8 @@ check::CheckRequest ProbeOptions::check_request(const std::string& command,
   if (!driver.empty()) options.driver = driver;
   for (const auto& dir : site_packages) options.site_packages.emplace_back(dir);
   for (const auto& venv : venvs) {
-    for (auto& dir : env::site_packages_of_venv(venv)) options.site_packages.push_back(std::move(dir));
+    for (auto& dir : env::site_packages_of_venv(venv))
+      options.site_packages.push_back(std::move(dir));
   }
   if (!python.empty()) {
     for (auto& dir : env::site_packages_of_python(python))

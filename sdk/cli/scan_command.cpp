@@ -8,8 +8,8 @@
 #include "binary/scan_json.hpp"
 #include "binary/tree_scan.hpp"
 #include "progress_line.hpp"
-#include "run_settings.hpp"
 #include "render/scan_text.hpp"
+#include "run_settings.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {

@@ -266,8 +266,7 @@ int main(int argc, char** argv) {
   if (::mkdtemp(caches.data()) == nullptr) return 2;
   std::vector<double> a_load, a_compile, a_total, d_load, d_compile, d_total;
   for (int run = 0; run < runs; ++run) {
-    const Sample a =
-        run_child(through + quote((fs::path(caches) / std::to_string(run)).string()));
+    const Sample a = run_child(through + quote((fs::path(caches) / std::to_string(run)).string()));
     const Sample d = run_child(direct);
     if (a.bytes != reference.image.size() || d.bytes != reference.image.size())
       std::fprintf(stderr, "image sizes differ: %zu %zu %zu\n", a.bytes, d.bytes,

@@ -26,14 +26,16 @@ int main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     const auto set = archfit::plugin::load_plugins(search);
     times.push_back(
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+            .count());
     loaded = set.loaded.size();
     rejected = set.rejected.size();
   }
   std::sort(times.begin(), times.end());
   const double median = times[times.size() / 2];
-  std::printf("discover and load %zu plugins (%zu rejected): median %.2f ms, best %.2f ms of %d "
-              "(target < 50 ms: %s)\n",
-              loaded, rejected, median, times.front(), runs, median < 50 ? "met" : "MISSED");
+  std::printf(
+      "discover and load %zu plugins (%zu rejected): median %.2f ms, best %.2f ms of %d "
+      "(target < 50 ms: %s)\n",
+      loaded, rejected, median, times.front(), runs, median < 50 ? "met" : "MISSED");
   return loaded == 20 ? 0 : 1;
 }

@@ -68,10 +68,11 @@ constexpr const char* kTorchConfirmed =
 }  // namespace
 
 TEST_F(DiagnoseApi, TextAloneGivesTheCategoryTheComponentAndTheFix) {
-  set_text("Traceback (most recent call last):\n"
-           "  File \"/nowhere/site-packages/xformers/ops/fmha/cutlass.py\", line 9, in fwd\n"
-           "    return op(q, k, v)\n"
-           "RuntimeError: CUDA error: no kernel image is available for execution on the device\n");
+  set_text(
+      "Traceback (most recent call last):\n"
+      "  File \"/nowhere/site-packages/xformers/ops/fmha/cutlass.py\", line 9, in fwd\n"
+      "    return op(q, k, v)\n"
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n");
   ASSERT_EQ(archfit_diagnose_run(context_, &options_, &diagnosis_), ARCHFIT_OK)
       << archfit_last_error();
   const archfit_diagnosis_info i = info();
@@ -131,9 +132,9 @@ TEST_F(DiagnoseApi, AFinishedCheckConfirmsTheCauseInWords) {
   ASSERT_EQ(archfit_diagnosis_json(diagnosis_, &json), ARCHFIT_OK);
   EXPECT_EQ(nlohmann::json::parse(json)["environment"]["source"], "archfit_check_run") << json;
   // The newest build for sm_120 that driver 575.51 runs: CUDA 12, not 13.
-  EXPECT_EQ(
-      std::string(archfit_diagnosis_fix(diagnosis_, 0)).rfind("torch: Install torch 2.11.0+cu128", 0),
-      0u)
+  EXPECT_EQ(std::string(archfit_diagnosis_fix(diagnosis_, 0))
+                .rfind("torch: Install torch 2.11.0+cu128", 0),
+            0u)
       << archfit_diagnosis_fix(diagnosis_, 0);
 }
 

@@ -64,8 +64,8 @@ bool demo_site_built() { return fs::exists(fs::path(kDemoSite) / "torch"); }
 
 TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
   if (!demo_site_built()) GTEST_SKIP() << "the demo environment needs nvcc: " << kDemoSite;
-  const auto result = run(kTorchError + " --gpu 'RTX 5090' --no-progress --site-packages '" +
-                          kDemoSite + "'");
+  const auto result =
+      run(kTorchError + " --gpu 'RTX 5090' --no-progress --site-packages '" + kDemoSite + "'");
   EXPECT_EQ(result.exit_code, 0) << result.out;
   EXPECT_NE(result.out.find("component  torch 2.5.1+cu124 (distribution)"), std::string::npos)
       << result.out;
@@ -88,8 +88,8 @@ TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
 
 TEST(CliExplain, ASavedCheckReportIsWeighedTheSameWay) {
   if (!demo_site_built()) GTEST_SKIP() << "the demo environment needs nvcc: " << kDemoSite;
-  const fs::path report =
-      fs::temp_directory_path() / ("archfit_explain_report_" + std::to_string(::getpid()) + ".json");
+  const fs::path report = fs::temp_directory_path() /
+                          ("archfit_explain_report_" + std::to_string(::getpid()) + ".json");
   const auto check = run_archfit("check --json --no-progress --gpu 'RTX 5090' --site-packages '" +
                                  kDemoSite + "' > '" + report.string() + "'");
   ASSERT_EQ(check.exit_code, 1) << check.out;  // the check itself finds torch failing

@@ -840,10 +840,13 @@ FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, unsign
     return CUDA_ERROR_INVALID_VALUE;
   pthread_mutex_lock(&lock);
   const unsigned long long count = last_launch.count + 1;
-  last_launch = (struct fake_cuda_launch){function,   {grid_x, grid_y, grid_z},
+  last_launch = (struct fake_cuda_launch){function,
+                                          {grid_x, grid_y, grid_z},
                                           {block_x, block_y, block_z},
-                                          shared_bytes, stream,
-                                          parameters, count};
+                                          shared_bytes,
+                                          stream,
+                                          parameters,
+                                          count};
   pthread_mutex_unlock(&lock);
   return CUDA_SUCCESS;
 }

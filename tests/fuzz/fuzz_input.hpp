@@ -25,8 +25,8 @@ inline std::string_view text(const uint8_t* data, size_t size) {
 // A directory of this process's own under the temporary directory, made once.
 inline const std::filesystem::path& scratch_dir() {
   static const std::filesystem::path dir = [] {
-    auto path = std::filesystem::temp_directory_path() /
-                ("archfit_fuzz_" + std::to_string(::getpid()));
+    auto path =
+        std::filesystem::temp_directory_path() / ("archfit_fuzz_" + std::to_string(::getpid()));
     std::filesystem::create_directories(path);
     return path;
   }();

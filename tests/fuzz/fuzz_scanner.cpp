@@ -13,6 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   archfit::binary::ScanOptions options;
   options.deep = true;
   const auto scan = archfit::binary::scan_bytes(archfit::fuzz::bytes(data, size), "fuzz", options);
-  (void)archfit::binary::to_json(scan).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  (void)archfit::binary::to_json(scan).dump(-1, ' ', false,
+                                            nlohmann::json::error_handler_t::replace);
   return 0;
 }

@@ -21,8 +21,8 @@
 
 #include "archfit/archfit.h"
 #include "fp8_to_bf16_reference.hpp"
-#include "gpu_inputs.hpp"
 #include "gguf_dequant_reference.hpp"
+#include "gpu_inputs.hpp"
 #include "groupnorm_silu_reference.hpp"
 #include "jit/kernel_module.hpp"
 #include "rmsnorm_reference.hpp"
@@ -284,8 +284,7 @@ class GpuImagegenKernels : public ::testing::Test {
   std::unique_ptr<Module> load(const std::string& name, const std::vector<const char*>& entries,
                                bool prebuilt) {
     const std::string source = read_input(kernels_dir() / (name + ".cu"));
-    const std::string image =
-        prebuilt ? read_input(fatbin_dir() / (name + "_sass.fatbin")) : "";
+    const std::string image = prebuilt ? read_input(fatbin_dir() / (name + "_sass.fatbin")) : "";
     const std::string module_name = "gpu." + name;
     const std::string source_name = name + ".cu";
     archfit_module_desc desc{};

@@ -31,18 +31,19 @@ using archfit::gpu_tests::read_input;
 namespace {
 
 void cuda(cudaError_t error, const char* what) {
-  if (error != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
+  if (error != cudaSuccess)
+    throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(error));
 }
 
 // One kernel as the bench runs it: its file, entry point, launch shape and
 // parameters (pointers into buffers the bench allocates).
 struct Case {
-  std::string file;   // kernels/<file>.cu, <file>_sass.fatbin
+  std::string file;  // kernels/<file>.cu, <file>_sass.fatbin
   std::string entry;
   unsigned grid, block;
-  std::vector<size_t> buffer_bytes;                          // zeroed device buffers
+  std::vector<size_t> buffer_bytes;                                   // zeroed device buffers
   std::function<std::vector<void*>(std::vector<void*>&)> parameters;  // given the buffers' pointers
-  std::string shape;  // for the figure's line
+  std::string shape;                                                  // for the figure's line
 };
 
 struct Loaded {
@@ -121,7 +122,10 @@ std::vector<Case> cases() {
     static int cols = 3072;
     static float eps = 1e-6f;
     const size_t rows = 4096;
-    out.push_back({"rmsnorm", "rmsnorm_f32", static_cast<unsigned>(rows), 256,
+    out.push_back({"rmsnorm",
+                   "rmsnorm_f32",
+                   static_cast<unsigned>(rows),
+                   256,
                    {rows * cols * 4, size_t(cols) * 4, rows * cols * 4},
                    [](std::vector<void*>& b) {
                      return std::vector<void*>{&b[0], &b[1], &b[2], &cols, &eps};
@@ -132,31 +136,45 @@ std::vector<Case> cases() {
     static int channels = 512, hw = 128 * 128, groups = 32;
     static float eps = 1e-6f;
     const size_t values = size_t(channels) * hw;
-    out.push_back({"groupnorm_silu", "groupnorm_silu_f32", 32, 256,
+    out.push_back({"groupnorm_silu",
+                   "groupnorm_silu_f32",
+                   32,
+                   256,
                    {values * 4, size_t(channels) * 4, size_t(channels) * 4, values * 4},
                    [](std::vector<void*>& b) {
-                     return std::vector<void*>{&b[0], &b[1], &b[2], &b[3], &channels, &hw, &groups, &eps};
+                     return std::vector<void*>{&b[0],     &b[1], &b[2],   &b[3],
+                                               &channels, &hw,   &groups, &eps};
                    },
                    "1 x 512 x 128 x 128 f32, 32 groups"});
   }
   {  // A 3072 x 3072 weight in Q8_0 (34-byte blocks of 32) and Q4_K (144-byte blocks of 256).
     static long long q8_blocks = 3072LL * 3072 / 32, q4_blocks = 3072LL * 3072 / 256;
-    out.push_back({"gguf_dequant", "dequantize_q8_0_f16",
-                   static_cast<unsigned>((q8_blocks * 32 + 255) / 256), 256,
+    out.push_back({"gguf_dequant",
+                   "dequantize_q8_0_f16",
+                   static_cast<unsigned>((q8_blocks * 32 + 255) / 256),
+                   256,
                    {size_t(q8_blocks) * 34, size_t(q8_blocks) * 32 * 2},
-                   [](std::vector<void*>& b) { return std::vector<void*>{&b[0], &b[1], &q8_blocks}; },
+                   [](std::vector<void*>& b) {
+                     return std::vector<void*>{&b[0], &b[1], &q8_blocks};
+                   },
                    "3072 x 3072 Q8_0 to f16"});
-    out.push_back({"gguf_dequant", "dequantize_q4_k_f16",
-                   static_cast<unsigned>((q4_blocks * 128 + 255) / 256), 256,
+    out.push_back({"gguf_dequant",
+                   "dequantize_q4_k_f16",
+                   static_cast<unsigned>((q4_blocks * 128 + 255) / 256),
+                   256,
                    {size_t(q4_blocks) * 144, size_t(q4_blocks) * 256 * 2},
-                   [](std::vector<void*>& b) { return std::vector<void*>{&b[0], &b[1], &q4_blocks}; },
+                   [](std::vector<void*>& b) {
+                     return std::vector<void*>{&b[0], &b[1], &q4_blocks};
+                   },
                    "3072 x 3072 Q4_K to f16"});
   }
   {  // A 16 M-value fp8 tensor to bf16.
     static long long count = 16LL << 20;
     static float scale = 0.37f;
-    out.push_back({"fp8_to_bf16", "fp8_e4m3_to_bf16",
-                   static_cast<unsigned>((count / 4 + 255) / 256), 256,
+    out.push_back({"fp8_to_bf16",
+                   "fp8_e4m3_to_bf16",
+                   static_cast<unsigned>((count / 4 + 255) / 256),
+                   256,
                    {size_t(count), size_t(count) * 2},
                    [](std::vector<void*>& b) {
                      return std::vector<void*>{&b[0], &b[1], &scale, &count};
@@ -182,7 +200,8 @@ int main(int argc, char** argv) {
   cudaDeviceProp properties{};
   cudaGetDeviceProperties(&properties, 0);
   // A scratch kernel cache: the NVRTC build is compiled here, not taken from a user's cache.
-  const fs::path cache = fs::temp_directory_path() / ("archfit_speed_bench_" + std::to_string(::getpid()));
+  const fs::path cache =
+      fs::temp_directory_path() / ("archfit_speed_bench_" + std::to_string(::getpid()));
   ::setenv("ARCHFIT_CACHE_DIR", cache.c_str(), 1);
   archfit_context* context = nullptr;
   if (archfit_context_create(nullptr, &context) != ARCHFIT_OK) {

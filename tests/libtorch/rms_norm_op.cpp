@@ -60,8 +60,6 @@ at::Tensor rms_norm_cuda(const at::Tensor& x, const at::Tensor& weight, double e
 
 }  // namespace archfit_test
 
-TORCH_LIBRARY(archfit_test, m) {
-  m.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor");
-}
+TORCH_LIBRARY(archfit_test, m) { m.def("rms_norm(Tensor x, Tensor weight, float eps) -> Tensor"); }
 TORCH_LIBRARY_IMPL(archfit_test, CPU, m) { m.impl("rms_norm", &archfit_test::rms_norm_cpu); }
 TORCH_LIBRARY_IMPL(archfit_test, CUDA, m) { m.impl("rms_norm", &archfit_test::rms_norm_cuda); }

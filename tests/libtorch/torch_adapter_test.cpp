@@ -55,9 +55,9 @@ TEST(TorchAdapterOp, TheCpuKernelGivesHandWorkedValues) {
   const at::Tensor x = at::tensor({1.f, 2.f, 3.f, 4.f, 3.f, 0.f, 0.f, 4.f}).reshape({2, 4});
   const at::Tensor weight = at::tensor({1.f, 0.5f, 2.f, 1.f});
   const at::Tensor y = call_rms_norm(x, weight, 0.0);
-  const at::Tensor expected = at::tensor({0.3651484f, 0.3651484f, 2.1908902f, 1.4605935f, 1.2f,
-                                          0.f, 0.f, 1.6f})
-                                  .reshape({2, 4});
+  const at::Tensor expected =
+      at::tensor({0.3651484f, 0.3651484f, 2.1908902f, 1.4605935f, 1.2f, 0.f, 0.f, 1.6f})
+          .reshape({2, 4});
   EXPECT_TRUE(at::allclose(y, expected, 1e-6, 1e-6)) << y;
   // eps enters under the root: [2, 2] with eps 4 is 2 / sqrt(4 + 4).
   const at::Tensor z = call_rms_norm(at::tensor({2.f, 2.f}).reshape({1, 2}), at::ones({2}), 4.0);
@@ -70,9 +70,8 @@ TEST(TorchAdapterOp, BadInputsAreTorchErrorsNamingTheArgument) {
                        "rms_norm: weight must be [4], got [3]"));
   EXPECT_TRUE(contains(error_of([&] { call_rms_norm(at::ones({4}), at::ones({4}), 1e-6); }),
                        "x must be [rows, cols], got 1 dimensions"));
-  EXPECT_TRUE(contains(
-      error_of([&] { call_rms_norm(x.to(at::kDouble), at::ones({4}), 1e-6); }),
-      "must be float32, got Double and Float"));
+  EXPECT_TRUE(contains(error_of([&] { call_rms_norm(x.to(at::kDouble), at::ones({4}), 1e-6); }),
+                       "must be float32, got Double and Float"));
 }
 
 FakeLaunch last_fake_launch() { return ::last_fake_launch(ARCHFIT_FAKE_CUDA); }
@@ -84,7 +83,8 @@ class TorchAdapterModule : public ::testing::Test {
     ::setenv("ARCHFIT_CACHE_DIR", cache_.c_str(), 1);
     // Device 0 an RTX 4090 (the plugin's sm_89 SASS runs), device 1 a GTX 1080
     // (sm_61: older than every prebuilt image, and the source needs sm_70).
-    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1;NVIDIA GeForce GTX 1080,6.1,1", 1);
+    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
+             "NVIDIA GeForce RTX 4090,8.9,1;NVIDIA GeForce GTX 1080,6.1,1", 1);
   }
   void TearDown() override {
     fs::remove_all(cache_);
@@ -130,8 +130,9 @@ TEST_F(TorchAdapterModule, FailuresAreTorchErrorsWithArchfitsReason) {
   const c10::Device gpu(c10::DeviceType::CUDA, 0);
   void* parameters[] = {nullptr};
   archfit::torch::LaunchShape shape;
-  EXPECT_TRUE(contains(error_of([&] { module.launch(gpu, "softmax_f32", shape, nullptr, parameters); }),
-                       "archfit: looking up kernel softmax_f32"));
+  EXPECT_TRUE(
+      contains(error_of([&] { module.launch(gpu, "softmax_f32", shape, nullptr, parameters); }),
+               "archfit: looking up kernel softmax_f32"));
   // No image or compile reaches sm_61: the load fails, saying so, and the
   // failure is not remembered as a load (the next call asks again).
   const c10::Device old_gpu(c10::DeviceType::CUDA, 1);
@@ -141,17 +142,20 @@ TEST_F(TorchAdapterModule, FailuresAreTorchErrorsWithArchfitsReason) {
   EXPECT_TRUE(contains(error_of([&] { module.info(old_gpu); }), "loading kernel module on cuda:1"));
   EXPECT_TRUE(contains(error_of([&] { module.info(c10::Device(c10::DeviceType::CPU)); }),
                        "loads on a CUDA device, not on cpu"));
-  EXPECT_TRUE(contains(
-      error_of([&] { archfit::torch::Module::from_plugin("imagegen_ops.softmax", {}, ARCHFIT_FAKE_CUDA); }),
-      "no loaded plugin offers a module named \"imagegen_ops.softmax\""));
+  EXPECT_TRUE(contains(error_of([&] {
+                         archfit::torch::Module::from_plugin("imagegen_ops.softmax", {},
+                                                             ARCHFIT_FAKE_CUDA);
+                       }),
+                       "no loaded plugin offers a module named \"imagegen_ops.softmax\""));
 }
 
 TEST(TorchAdapterStream, WithoutTorchCudaTheCurrentStreamIsAnErrorThatSaysWhy) {
   const std::string error =
       error_of([] { archfit::torch::current_stream(c10::Device(c10::DeviceType::CUDA, 0)); });
   EXPECT_TRUE(contains(error, "compiled without ARCHFIT_TORCH_CUDA=1")) << error;
-  EXPECT_TRUE(contains(error_of([] { archfit::torch::current_stream(c10::Device(c10::DeviceType::CPU)); }),
-                       "launches on a CUDA device, not on cpu"));
+  EXPECT_TRUE(
+      contains(error_of([] { archfit::torch::current_stream(c10::Device(c10::DeviceType::CPU)); }),
+               "launches on a CUDA device, not on cpu"));
 }
 
 }  // namespace

@@ -116,8 +116,7 @@ TEST(CheckProbes, ALibtorchOutsideTheCheckedEnvironmentIsSaidToBeAnother) {
   probes[1].library = "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so";
   probes[1].summary = "libtorch 2.7.1";
   probes[2].summary = "other 0.1.0";  // names no library: nothing to say
-  archfit::check::note_other_torch(probes, "2.7.1+cu126",
-                                   {"/venv/lib/python3.12/site-packages/"});
+  archfit::check::note_other_torch(probes, "2.7.1+cu126", {"/venv/lib/python3.12/site-packages/"});
   EXPECT_EQ(probes[0].summary,
             "libtorch 1.13.0; not the environment's torch 2.7.1+cu126, which the scan judges");
   EXPECT_EQ(probes[1].summary, "libtorch 2.7.1");

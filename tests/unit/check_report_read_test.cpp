@@ -36,7 +36,8 @@ class CheckReportRead : public ::testing::Test {
     options.gpus = std::move(gpus);
     options.driver = driver;
     options.site_packages = {site_->root()};
-    const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
+    const auto resources = archfit::testing::check_resources(
+        site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
     return archfit::check::run_check(options, resources);
   }
 

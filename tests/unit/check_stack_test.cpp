@@ -13,8 +13,8 @@
 #include "stack_site.hpp"
 
 namespace fs = std::filesystem;
-using archfit::check::CheckRequest;
 using archfit::check::CheckReport;
+using archfit::check::CheckRequest;
 using archfit::check::ComponentResult;
 using archfit::check::OverallVerdict;
 using archfit::check::Reach;
@@ -32,7 +32,8 @@ class CheckStackTest : public ::testing::Test {
     site_ = std::make_unique<archfit::testing::FixtureSite>(
         std::string("stack_") + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     options_.site_packages = {site_->root()};
-    resources_ = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1");
+    resources_ =
+        archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1");
   }
   CheckReport check(std::vector<std::string> gpus, const std::string& driver) {
     options_.gpus = std::move(gpus);

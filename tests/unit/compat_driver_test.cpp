@@ -56,12 +56,17 @@ TEST(CompatDriver, A570DriverRunsCuda12ApplicationsButNotCuda13) {
 
 TEST(CompatDriver, TheFloorIsTheExactReleaseNvidiaLists) {
   const auto floor12 = parse_driver_version("525.60.13");
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("525.60.13"), 12, floor12).supported);
-  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("525.60.11"), 12, floor12).supported);
-  EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("520.61.05"), 12, floor12).supported);
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("550.54.14"), 12, floor12).supported);
+  EXPECT_TRUE(
+      check_driver_for_cuda_major(parse_driver_version("525.60.13"), 12, floor12).supported);
+  EXPECT_FALSE(
+      check_driver_for_cuda_major(parse_driver_version("525.60.11"), 12, floor12).supported);
+  EXPECT_FALSE(
+      check_driver_for_cuda_major(parse_driver_version("520.61.05"), 12, floor12).supported);
+  EXPECT_TRUE(
+      check_driver_for_cuda_major(parse_driver_version("550.54.14"), 12, floor12).supported);
   const auto floor11 = parse_driver_version("450.80.02");
-  EXPECT_TRUE(check_driver_for_cuda_major(parse_driver_version("450.80.02"), 11, floor11).supported);
+  EXPECT_TRUE(
+      check_driver_for_cuda_major(parse_driver_version("450.80.02"), 11, floor11).supported);
   EXPECT_FALSE(check_driver_for_cuda_major(parse_driver_version("418.87"), 11, floor11).supported);
 }
 

@@ -445,8 +445,7 @@ TEST(CompatArchList, PtxInTheListIsJitOnANewerDevice) {
 TEST(CompatArchList, AnEmptyOrUnreadableListHasNoDeviceCode) {
   EXPECT_EQ(archfit::compat::judge_arch_list({}, device("12.0")), Verdict::no_device_code);
   const std::vector<std::string> unreadable = {"sm_", "gfx90a", "compute_x", ""};
-  EXPECT_EQ(archfit::compat::judge_arch_list(unreadable, device("12.0")),
-            Verdict::no_device_code);
+  EXPECT_EQ(archfit::compat::judge_arch_list(unreadable, device("12.0")), Verdict::no_device_code);
   // Names it cannot read do not hide one it can.
   const std::vector<std::string> mixed = {"sm_bogus", "sm_120"};
   EXPECT_EQ(archfit::compat::judge_arch_list(mixed, device("12.0")), Verdict::native);
@@ -462,10 +461,9 @@ namespace {
 TEST(CompatPlacement, AHostLibraryForAnotherCpuIsWrongPlatformBeforeAnyGpuRule) {
   const FileScan scan = scan_of({image("sm_120")});
   const ComputeCapability rtx5090{12, 0};
-  const auto elsewhere =
-      judge_binary(scan, rtx5090, Driver{}, {.binary_machine = "x86_64",
-                                             .device_machine = "aarch64",
-                                             .device_name = "DGX Spark"});
+  const auto elsewhere = judge_binary(
+      scan, rtx5090, Driver{},
+      {.binary_machine = "x86_64", .device_machine = "aarch64", .device_name = "DGX Spark"});
   EXPECT_EQ(elsewhere.verdict, archfit::compat::Verdict::wrong_platform);
   EXPECT_EQ(elsewhere.evidence, "built for x86_64; DGX Spark sits in an aarch64 machine");
   const auto here = judge_binary(scan, rtx5090, Driver{}, {"x86_64", "x86_64", "RTX 5090"});

@@ -11,9 +11,9 @@
 #include "check/check.hpp"
 #include "check/report_json.hpp"
 #include "check/report_read.hpp"
+#include "check_resources.hpp"
 #include "compat/verdict.hpp"
 #include "diagnose/diagnosis.hpp"
-#include "check_resources.hpp"
 #include "fixture_site.hpp"
 #include "kb/knowledge_base.hpp"
 #include "render/diagnosis_text.hpp"
@@ -65,9 +65,11 @@ class DiagnoseEnvironment : public ::testing::Test {
     options.gpus = {gpu};
     if (!driver.empty()) options.driver = driver;
     options.site_packages = {site_->root()};
-    const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
-    return check::read_report(archfit::check::check_document(archfit::check::run_check(options, resources)),
-                              "archfit check");
+    const auto resources = archfit::testing::check_resources(
+        site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
+    return check::read_report(
+        archfit::check::check_document(archfit::check::run_check(options, resources)),
+        "archfit check");
   }
 
   Diagnosis diagnosed(const std::string& text, const check::ReportedEnvironment& environment) {
@@ -232,9 +234,11 @@ TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
   archfit::check::CheckRequest options;
   options.gpus = {"RTX 5090"};
   options.custom_nodes = custom_nodes;
-  const auto resources = archfit::testing::check_resources(site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
+  const auto resources = archfit::testing::check_resources(
+      site_->root() / "no-driver-here" / "libcuda.so.1", fs::path(ARCHFIT_KB_SOURCE_DIR));
   const check::ReportedEnvironment environment = check::read_report(
-      archfit::check::check_document(archfit::check::run_check(options, resources)), "archfit check");
+      archfit::check::check_document(archfit::check::run_check(options, resources)),
+      "archfit check");
   const std::string traceback =
       "Traceback (most recent call last):\n"
       "  File \"" +
@@ -306,12 +310,13 @@ TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnreco
   // torch's own warning names the GPU, its arch and torch, and lists what
   // torch was built for: judged as a check would, and the knowledge base's
   // torch builds give the one command for that arch.
-  const Diagnosis named = diagnose(
-      kb(), "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning: \n"
-            "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
-            "current PyTorch installation.\nThe current PyTorch install supports CUDA "
-            "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
-      none);
+  const Diagnosis named =
+      diagnose(kb(),
+               "/venv/lib/python3.12/site-packages/torch/cuda/__init__.py:235: UserWarning: \n"
+               "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the "
+               "current PyTorch installation.\nThe current PyTorch install supports CUDA "
+               "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.\n",
+               none);
   ASSERT_TRUE(named.headline);
   EXPECT_EQ(named.headline->title, "RTX 5090 cannot run torch");
   EXPECT_EQ(named.headline->command, "pip install torch==2.15.0");
@@ -323,8 +328,9 @@ TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnreco
   EXPECT_EQ(named.environment->verdict, "confirms");
   // CUDA's own text names no component: the title says what the text tells.
   const Diagnosis relayed = diagnose(
-      kb(), "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the "
-            "device\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible",
+      kb(),
+      "torch.AcceleratorError: CUDA error: no kernel image is available for execution on the "
+      "device\nNVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible",
       none);
   ASSERT_TRUE(relayed.headline);
   EXPECT_EQ(relayed.headline->title, "A component here has no kernel for RTX 5090");

@@ -52,7 +52,8 @@ class FixtureSite {
       record += relative + ",,\n";
     }
     std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
-    for (const auto& requirement : requires_dist) metadata += "Requires-Dist: " + requirement + "\n";
+    for (const auto& requirement : requires_dist)
+      metadata += "Requires-Dist: " + requirement + "\n";
     write(name + "-" + version + ".dist-info/METADATA", metadata);
     write(name + "-" + version + ".dist-info/RECORD", record);
   }

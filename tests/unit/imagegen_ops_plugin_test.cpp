@@ -49,9 +49,9 @@ TEST(ImagegenOpsPlugin, OffersEachKernelWithItsOwnSource) {
         << module.name;
     EXPECT_FALSE(module.entry_points.empty());
   }
-  EXPECT_EQ(names, (std::set<std::string>{"imagegen_ops.rmsnorm", "imagegen_ops.groupnorm_silu",
-                                          "imagegen_ops.gguf_dequant",
-                                          "imagegen_ops.fp8_to_bf16"}));
+  EXPECT_EQ(names,
+            (std::set<std::string>{"imagegen_ops.rmsnorm", "imagegen_ops.groupnorm_silu",
+                                   "imagegen_ops.gguf_dequant", "imagegen_ops.fp8_to_bf16"}));
 }
 
 TEST(ImagegenOpsPlugin, PrebuiltImagesAreSassForTheOldArchSetAndNoPtx) {
@@ -75,7 +75,8 @@ TEST(ImagegenOpsPlugin, AnAdaGpuRunsThePrebuiltImageABlackwellOneGetsNvrtc) {
   ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
   ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
   ::setenv("ARCHFIT_NVRTC", (fs::path(ARCHFIT_CUDA_LIB_DIR) / "libnvrtc.so").c_str(), 1);
-  const fs::path dir = fs::temp_directory_path() / ("archfit_imagegen_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("archfit_imagegen_" + std::to_string(::getpid()));
   archfit::jit::JitSettings settings;
   settings.libcuda = ARCHFIT_FAKE_CUDA;
   settings.cache.emplace();

@@ -107,7 +107,7 @@ int probe(const char* dir, const std::string& key) {
 
 int stress(const char* dir, int seconds, size_t key_count) {
   KernelCache::Options options = options_for(dir);
-  options.max_bytes = 48 * 1024;  // about a dozen entries: evictions all the time
+  options.max_bytes = 48 * 1024;                   // about a dozen entries: evictions all the time
   options.on_warning = [](const std::string&) {};  // tampering warns on every read
   KernelCache cache(options);
   const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
@@ -164,7 +164,8 @@ int tamper(const char* dir, int seconds) {
       struct stat info {};
       if (fd >= 0 && ::fstat(fd, &info) == 0 && info.st_size > 0) {
         if (random() % 4 == 0) {
-          if (::ftruncate(fd, static_cast<off_t>(random() % static_cast<uint64_t>(info.st_size))) == 0)
+          if (::ftruncate(fd, static_cast<off_t>(random() % static_cast<uint64_t>(info.st_size))) ==
+              0)
             ++tampered;
         } else {
           const off_t at = static_cast<off_t>(random() % static_cast<uint64_t>(info.st_size));

@@ -2,11 +2,11 @@
 // directory rules, LRU eviction, and processes racing one directory.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/mount.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/file.h>
+#include <sys/mount.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -24,11 +24,11 @@
 #include <thread>
 
 #include "jit/cache/cache_key.hpp"
-#include "store/store_location.hpp"
-#include "store/entry_format.hpp"
 #include "jit/cache/kernel_cache.hpp"
 #include "jit_cache_payload.hpp"
 #include "saved_env.hpp"
+#include "store/entry_format.hpp"
+#include "store/store_location.hpp"
 
 namespace {
 
@@ -595,7 +595,9 @@ TEST_F(JitCacheTest, AFileSizeLimitKeepsImagesInMemoryWithOneWarningAndNoSignal)
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    struct rlimit limit {4096, 4096};
+    struct rlimit limit {
+      4096, 4096
+    };
     if (::setrlimit(RLIMIT_FSIZE, &limit) != 0) ::_exit(10);
     KernelCache cache(options());
     for (const char* name : {"a.cu", "b.cu", "c.cu"}) {
@@ -606,7 +608,8 @@ TEST_F(JitCacheTest, AFileSizeLimitKeepsImagesInMemoryWithOneWarningAndNoSignal)
     }
     const auto warnings = cache.warnings();
     if (warnings.size() != 1) ::_exit(13);
-    if (warnings[0].find("file size limit (RLIMIT_FSIZE, 4096 bytes)") == std::string::npos) ::_exit(14);
+    if (warnings[0].find("file size limit (RLIMIT_FSIZE, 4096 bytes)") == std::string::npos)
+      ::_exit(14);
     if (warnings[0].find("memory only") == std::string::npos) ::_exit(15);
     // A small image still fits under the limit... but writing stays off.
     const std::string small = key("small.cu");
@@ -646,7 +649,8 @@ TEST_F(JitCacheTest, AFullDiskDegradesToMemoryWithOneWarning) {
   EXPECT_NE(warnings[0].find("No space left on device"), std::string::npos) << warnings[0];
   EXPECT_NE(warnings[0].find("memory only"), std::string::npos) << warnings[0];
   // What was written is whole: every entry on disk verifies.
-  for (const auto& entry : cache.verify()) EXPECT_TRUE(entry.valid) << entry.key << ": " << entry.problem;
+  for (const auto& entry : cache.verify())
+    EXPECT_TRUE(entry.valid) << entry.key << ": " << entry.problem;
 }
 
 TEST_F(JitCacheTest, ReadOnlySecondaryDirectoriesAreReadAndNeverWritten) {
@@ -892,15 +896,16 @@ TEST_F(JitCacheTest, SixteenProcessesOfEightThreadsSurviveTamperingAndSigkill) {
   int spawned = 0;
   const auto spawn = [&](int run_seconds) {
     const fs::path out = root_ / ("worker-" + std::to_string(spawned++) + ".txt");
-    return std::make_pair(spawn_racer({"stress", dir_.string(), std::to_string(run_seconds),
-                                       std::to_string(kKeys)},
-                                      out),
-                          out);
+    return std::make_pair(
+        spawn_racer({"stress", dir_.string(), std::to_string(run_seconds), std::to_string(kKeys)},
+                    out),
+        out);
   };
   std::vector<std::pair<pid_t, fs::path>> workers;
   for (int i = 0; i < kWorkers; ++i) workers.push_back(spawn(seconds));
   const fs::path tamper_out = root_ / "tamper.txt";
-  const pid_t tamperer = spawn_racer({"tamper", dir_.string(), std::to_string(seconds)}, tamper_out);
+  const pid_t tamperer =
+      spawn_racer({"tamper", dir_.string(), std::to_string(seconds)}, tamper_out);
   ASSERT_GT(tamperer, 0);
   std::minstd_rand random(7);
   int killed = 0;
@@ -917,7 +922,8 @@ TEST_F(JitCacheTest, SixteenProcessesOfEightThreadsSurviveTamperingAndSigkill) {
   for (const auto& [pid, out] : workers) {
     int status = 0;
     pid_t done = 0;
-    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
+    while ((done = ::waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline)
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (done == 0) {
       ::kill(pid, SIGKILL);
@@ -935,8 +941,9 @@ TEST_F(JitCacheTest, SixteenProcessesOfEightThreadsSurviveTamperingAndSigkill) {
   EXPECT_EQ(wait_for(tamperer), 0);
   const std::string tampered = slurp(tamper_out);
   // The figures, for the note.
-  std::printf("[stress] %d s: %d workers finished, %d killed with SIGKILL, %llu requests answered, %s",
-              seconds, finished, killed, static_cast<unsigned long long>(requests), tampered.c_str());
+  std::printf(
+      "[stress] %d s: %d workers finished, %d killed with SIGKILL, %llu requests answered, %s",
+      seconds, finished, killed, static_cast<unsigned long long>(requests), tampered.c_str());
   EXPECT_GT(killed, 0);
   EXPECT_GT(requests, 0u);
   EXPECT_NE(tampered.find("tampered: "), std::string::npos);
@@ -949,7 +956,8 @@ TEST_F(JitCacheTest, SixteenProcessesOfEightThreadsSurviveTamperingAndSigkill) {
     auto done = std::make_shared<std::promise<CacheResult>>();
     auto result = done->get_future();
     std::thread([cache, done, k] {
-      done->set_value(cache->get_or_build(k, [k] { return archfit::testing::jit_cache_stress_payload(k); }));
+      done->set_value(
+          cache->get_or_build(k, [k] { return archfit::testing::jit_cache_stress_payload(k); }));
     }).detach();
     ASSERT_EQ(result.wait_for(std::chrono::seconds(5)), std::future_status::ready)
         << k << ": a lock left by a killed worker still blocks";

@@ -121,8 +121,9 @@ TEST_F(NvrtcFactsTest, ALibraryWrittenInPlaceMakesTheRecordStale) {
 
 TEST_F(NvrtcFactsTest, ARecordThatDoesNotDescribeTheLoadedNvrtcIsReplacedAndSaysSo) {
   // Recorded by a process that loaded the toolkit's copy by its own path ...
-  LazyNvrtc(search(), [](const NvrtcSearch&) { return Nvrtc::load(kToolkitNvrtc); })
-      .facts(*images_);
+  LazyNvrtc(search(), [](const NvrtcSearch&) {
+    return Nvrtc::load(kToolkitNvrtc);
+  }).facts(*images_);
   // ... read by one whose discovery loads the copy in the searched directory.
   LazyNvrtc reader(search(), counted());
   const NvrtcFacts recorded = reader.facts(*images_);
@@ -137,8 +138,9 @@ TEST_F(NvrtcFactsTest, ARecordThatDoesNotDescribeTheLoadedNvrtcIsReplacedAndSays
 }
 
 TEST_F(NvrtcFactsTest, ACompileKeyedFromStaleFactsCachesNothingAndTheRetryIsKeyedRight) {
-  LazyNvrtc(search(), [](const NvrtcSearch&) { return Nvrtc::load(kToolkitNvrtc); })
-      .facts(*images_);
+  LazyNvrtc(search(), [](const NvrtcSearch&) {
+    return Nvrtc::load(kToolkitNvrtc);
+  }).facts(*images_);
   LazyNvrtc reader(search(), counted());
   CompileRequest request;
   request.source = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }";

@@ -835,8 +835,8 @@ TEST(MalformedInput, ContainersHiddenInsideEntriesAreNotWalkedOverAndOver) {
   const uint64_t last_entry = 16 + 64 * (kEntries - 1);
   const FileScan result = scan(bytes);
   EXPECT_EQ(result.images.size(), 0u) << "a container is reported whole or not at all";
-  ASSERT_EQ(result.problems.size(), 1u) << result.problems.size() << " problems, the first: "
-                                        << result.problems.front().message;
+  ASSERT_EQ(result.problems.size(), 1u)
+      << result.problems.size() << " problems, the first: " << result.problems.front().message;
   EXPECT_TRUE(has_problem_at(result, last_entry, "marker 0x202 where 0x101 belongs"))
       << describe(result);
 }
@@ -997,11 +997,10 @@ TEST(MalformedInput, DeepScanOfAZstdFrameWithoutItsSizeAllocatesOnlyWhatItDecomp
                        payload, "zstd payload does not decompress");
   // A header claiming a byte less; far less (the decoder stopped at its
   // buffer's end with input left); and far more.
-  expect_payload_error(deep_scan_one(holder, entry, [](EntrySpec& e) { e.uncompressed_size -= 1; }),
-                       payload, "zstd payload decompressed to " +
-                                    std::to_string(entry.uncompressed_size) +
-                                    " bytes, the header says " +
-                                    std::to_string(entry.uncompressed_size - 1));
+  expect_payload_error(
+      deep_scan_one(holder, entry, [](EntrySpec& e) { e.uncompressed_size -= 1; }), payload,
+      "zstd payload decompressed to " + std::to_string(entry.uncompressed_size) +
+          " bytes, the header says " + std::to_string(entry.uncompressed_size - 1));
   expect_payload_error(deep_scan_one(holder, entry, [](EntrySpec& e) { e.uncompressed_size = 16; }),
                        payload, "zstd payload decompresses to more than the 16 bytes");
   if (!reset_peak_resident()) GTEST_SKIP() << "/proc/self/clear_refs cannot reset VmHWM here";

@@ -298,8 +298,7 @@ TEST_F(ModuleConfirmTest, WhatTheDriverWouldReadIsCheckedBeforeItIsAsked) {
       confirm({small_entries, extended, long_segment, lying_entry, container_of_bad_cubin, cubin});
   ASSERT_EQ(confirmation.loads.size(), 6u) << all_findings(confirmation);
   const char* expected[] = {"smaller than an ELF64 program header",
-                            "extended program header numbering",
-                            "ELF segment 0 (offset",
+                            "extended program header numbering", "ELF segment 0 (offset",
                             "runs past the container end",
                             "the sm_80 entry at 0x10: ELF segment 0"};
   for (size_t i = 0; i < 5; ++i) {

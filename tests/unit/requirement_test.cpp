@@ -11,7 +11,8 @@ using archfit::env::satisfies;
 // torchvision 0.23.0, cuda-toolkit 13.2.2; tests/realworld has the wheels).
 TEST(Requirement, ReadsTheLinesTheRealWheelsWrite) {
   auto r = parse_requirement(
-      "nvidia-cufft-cu12==11.3.3.83; platform_system == \"Linux\" and platform_machine == \"x86_64\"");
+      "nvidia-cufft-cu12==11.3.3.83; platform_system == \"Linux\" and platform_machine == "
+      "\"x86_64\"");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->name, "nvidia-cufft-cu12");
   EXPECT_EQ(r->specifier, "==11.3.3.83");
@@ -22,14 +23,14 @@ TEST(Requirement, ReadsTheLinesTheRealWheelsWrite) {
   EXPECT_EQ(r->name, "torch");
   EXPECT_EQ(r->specifier, "==2.8.0");
 
-  r = parse_requirement(
-      "cuda-toolkit[cublas,cudart,cufft]==13.2.2; platform_system == \"Linux\"");
+  r = parse_requirement("cuda-toolkit[cublas,cudart,cufft]==13.2.2; platform_system == \"Linux\"");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->name, "cuda-toolkit");
   EXPECT_EQ(r->extras, (std::vector<std::string>{"cublas", "cudart", "cufft"}));
 
-  r = parse_requirement("nvidia-cublas==13.4.1.3.*; (sys_platform == 'linux' and platform_machine "
-                        "== 'x86_64') and extra == 'cublas'");
+  r = parse_requirement(
+      "nvidia-cublas==13.4.1.3.*; (sys_platform == 'linux' and platform_machine "
+      "== 'x86_64') and extra == 'cublas'");
   ASSERT_TRUE(r);
   EXPECT_EQ(r->when_extra, "cublas");
 

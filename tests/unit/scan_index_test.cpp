@@ -11,8 +11,8 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
-#include "fixture_site.hpp"
 #include "check_resources.hpp"
+#include "fixture_site.hpp"
 
 namespace fs = std::filesystem;
 using archfit::binary::FileScan;

@@ -72,11 +72,11 @@ TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
   EXPECT_EQ(session.check(options).devices.front().cc.sm(), 120u);
   // Alone, with the folder read again, the check cannot run; a new session
   // reads it again too.
-  EXPECT_THROW(archfit::check::run_check(
-                   options, archfit::check::CheckResources{
-                                archfit::kb::find_and_load_knowledge_base_async(
-                                    kb_, archfit::kb::KbParts::without_error_signatures)}),
-               archfit::check::CheckError);
+  EXPECT_THROW(
+      archfit::check::run_check(
+          options, archfit::check::CheckResources{archfit::kb::find_and_load_knowledge_base_async(
+                       kb_, archfit::kb::KbParts::without_error_signatures)}),
+      archfit::check::CheckError);
   EXPECT_THROW(Session({.kb_dir = kb_}).explain(request), archfit::diagnose::ExplainError);
 }
 

@@ -34,18 +34,20 @@ inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch
   const bool cuda13 = torch.build == "cu130";
   const std::string runtime = cuda13 ? "nvidia-cuda-runtime" : "nvidia-cuda-runtime-cu12";
   const std::string runtime_version = cuda13 ? "13.0.96" : "12.8.90";
-  site.install("torch", torch.version,
-               {{"torch/_C.cpython-311-x86_64-linux-gnu.so",
-                 stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so")},
-                {"torch/lib/libtorch_cuda.so", stack_fixture("torch_" + torch.build + "/libtorch_cuda.so")}},
-               {"filelock", runtime + "==" + runtime_version + linux, "nvidia-cufft-cu12==11.3.3.83" + linux,
-                "nvidia-cusparselt-cu12==0.7.1" + linux, "triton==3.4.0" + linux,
-                "optree>=0.13.0; extra == \"optree\""});
+  site.install(
+      "torch", torch.version,
+      {{"torch/_C.cpython-311-x86_64-linux-gnu.so",
+        stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so")},
+       {"torch/lib/libtorch_cuda.so", stack_fixture("torch_" + torch.build + "/libtorch_cuda.so")}},
+      {"filelock", runtime + "==" + runtime_version + linux, "nvidia-cufft-cu12==11.3.3.83" + linux,
+       "nvidia-cusparselt-cu12==0.7.1" + linux, "triton==3.4.0" + linux,
+       "optree>=0.13.0; extra == \"optree\""});
   site.write("torch/version.py", "__version__ = '" + torch.version + "+" + torch.build +
                                      "'\ncuda: Optional[str] = '" + torch.cuda + "'\n");
-  site.install(runtime, runtime_version,
-               {{"nvidia/cuda_runtime/lib/" + std::string(cuda13 ? "libcudart.so.13" : "libcudart.so.12"),
-                 stack_fixture(cuda13 ? "cudart13/libcudart.so.13" : "cudart12/libcudart.so.12")}});
+  site.install(
+      runtime, runtime_version,
+      {{"nvidia/cuda_runtime/lib/" + std::string(cuda13 ? "libcudart.so.13" : "libcudart.so.12"),
+        stack_fixture(cuda13 ? "cudart13/libcudart.so.13" : "cudart12/libcudart.so.12")}});
   site.install("nvidia-cufft-cu12", "11.3.3.83",
                {{"nvidia/cufft/lib/libcufft.so.11", stack_fixture("cufft/libcufft.so.11")},
                 {"nvidia/cufft/lib/libcufftw.so.11", stack_fixture("cufftw/libcufftw.so.11")}});

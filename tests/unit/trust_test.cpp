@@ -173,10 +173,12 @@ TEST_F(TrustTest, PluginsInAnUnsafeFolderOrWithAnUnsafeLibraryAreRejected) {
   EXPECT_TRUE(set.loaded.empty());
   ASSERT_EQ(set.rejected.size(), 2u);
   EXPECT_EQ(set.rejected[0].path, open_folder);
-  EXPECT_NE(set.rejected[0].reason.find("refusing the folder: it is writable by others (mode 1777)"),
-            std::string::npos)
+  EXPECT_NE(
+      set.rejected[0].reason.find("refusing the folder: it is writable by others (mode 1777)"),
+      std::string::npos)
       << set.rejected[0].reason;
-  EXPECT_NE(set.rejected[1].reason.find("refusing " + (open_library / "good" / "libtest_good.so").string() +
+  EXPECT_NE(set.rejected[1].reason.find("refusing " +
+                                        (open_library / "good" / "libtest_good.so").string() +
                                         ": it is writable by others (mode 0666)"),
             std::string::npos)
       << set.rejected[1].reason;
@@ -243,8 +245,8 @@ TEST_F(TrustTest, ASetuidProcessIgnoresThePluginPathFromItsEnvironment) {
   const auto run = [&](bool setuid) {
     ASSERT_EQ(::chown(helper.c_str(), setuid ? kNobody : 0, 0), 0);
     ASSERT_EQ(::chmod(helper.c_str(), setuid ? 04755 : 0755), 0);
-    const std::string command = "ARCHFIT_PLUGIN_PATH='" + plugins.string() + "' '" +
-                                helper.string() + "' 2>&1";
+    const std::string command =
+        "ARCHFIT_PLUGIN_PATH='" + plugins.string() + "' '" + helper.string() + "' 2>&1";
     FILE* pipe = ::popen(command.c_str(), "r");
     ASSERT_NE(pipe, nullptr);
     std::array<char, 4096> buffer{};

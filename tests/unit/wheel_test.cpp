@@ -9,8 +9,8 @@
 #include <fstream>
 
 #include "check/check.hpp"
-#include "wheel_builder.hpp"
 #include "check_resources.hpp"
+#include "wheel_builder.hpp"
 
 namespace fs = std::filesystem;
 using archfit::check::CheckError;

@@ -63,8 +63,8 @@ typedef struct archfit_plugin_info {
 /* Returns 1 and sets *out_abi (host_min <= *out_abi <= host_max) and
  * *out_info when the plugin speaks a version in the host's range; returns 0
  * to decline (it then leaves both alone). */
-typedef int (*archfit_plugin_negotiate_fn)(uint32_t host_min, uint32_t host_max,
-                                           uint32_t* out_abi, archfit_plugin_info* out_info);
+typedef int (*archfit_plugin_negotiate_fn)(uint32_t host_min, uint32_t host_max, uint32_t* out_abi,
+                                           archfit_plugin_info* out_info);
 
 /* What a plugin writes to export its entry point:
  *   ARCHFIT_PLUGIN_EXPORT int archfit_plugin_negotiate(uint32_t, uint32_t, uint32_t*,

@@ -61,8 +61,8 @@ ElfFile read_elf(const ByteReader& bytes) {
   for (uint64_t i = 0; i < count; ++i) {
     const uint64_t at = section_table + i * entry_size;
     raw[i] = {bytes.u32(at, "sh_name"),      bytes.u32(at + 4, "sh_type"),
-              bytes.u64(at + 8, "sh_flags"),   bytes.u64(at + 24, "sh_offset"),
-              bytes.u64(at + 32, "sh_size"),   bytes.u32(at + 40, "sh_link")};
+              bytes.u64(at + 8, "sh_flags"), bytes.u64(at + 24, "sh_offset"),
+              bytes.u64(at + 32, "sh_size"), bytes.u32(at + 40, "sh_link")};
   }
   const Raw* names = names_index < count ? &raw[names_index] : nullptr;
   if (names && !bytes.contains(names->offset, names->size)) names = nullptr;

@@ -28,7 +28,7 @@ struct ElfSection {
   std::string name;
   uint32_t index = 0;  // its place in the section table, which sh_link values name
   uint32_t type = 0;
-  uint32_t link = 0;   // sh_link: for .dynamic, the index of its string table
+  uint32_t link = 0;  // sh_link: for .dynamic, the index of its string table
   uint64_t flags = 0;
   uint64_t offset = 0;
   uint64_t size = 0;

@@ -51,8 +51,8 @@ std::optional<ElfLinkage> read_linkage(const ByteReader& bytes, const ElfFile& f
                                  ", past the end of its string table (" +
                                  std::to_string(strings->size) + " bytes)");
     }
-    return std::string(bytes.c_string(strings->offset + value,
-                                      std::min(kMaxName, strings->size - value)));
+    return std::string(
+        bytes.c_string(strings->offset + value, std::min(kMaxName, strings->size - value)));
   };
 
   ElfLinkage linkage;

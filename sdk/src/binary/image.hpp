@@ -94,8 +94,8 @@ struct ElfLinkage {
 struct FileScan {
   std::string path;
   FileFormat format = FileFormat::other;
-  uint16_t elf_machine = 0;             // e_machine of a host ELF (62: x86_64); 0 otherwise
-  std::optional<ElfLinkage> linkage;    // a host ELF's .dynamic; nullopt when it has none
+  uint16_t elf_machine = 0;           // e_machine of a host ELF (62: x86_64); 0 otherwise
+  std::optional<ElfLinkage> linkage;  // a host ELF's .dynamic; nullopt when it has none
   uint64_t file_size = 0;
   uint64_t containers = 0;
   std::vector<Image> images;

@@ -218,8 +218,7 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   for (const auto& [c, b] : stack.binaries) {
     const auto& component = report.components[c];
     binaries.push_back(&component.binaries[b]);
-    if (!worst || compat::worse(component.verdict, worst->verdict))
-      worst = &component;
+    if (!worst || compat::worse(component.verdict, worst->verdict)) worst = &component;
   }
   if (stack.verdict == compat::Verdict::ptx_too_new_for_driver) {
     const auto isa = newest_ptx_isa(binaries);

@@ -287,8 +287,8 @@ void CheckRun::probe() {
 void CheckRun::attribute() {
   // Who loads whom is worked out while the binaries are judged: neither
   // reads the other, and the helpers are done by now.
-  graph_built_ = std::async(std::launch::async,
-                            [this] { return LinkGraph(scan_.files, kb().packages()); });
+  graph_built_ =
+      std::async(std::launch::async, [this] { return LinkGraph(scan_.files, kb().packages()); });
   for (const auto& site : sites_) {
     for (const auto& problem : site.problems) report.findings.push_back(problem.message);
     if (site.torch && !report.torch) {
@@ -299,8 +299,8 @@ void CheckRun::attribute() {
   // The CUDA libraries a process of this environment could load: only an
   // environment has a process; a wheel or a file judged alone does not.
   if (!request_.site_packages.empty()) {
-    report.libraries = env::find_cuda_libraries(
-        env::default_cuda_library_search(request_.site_packages), sites_);
+    report.libraries =
+        env::find_cuda_libraries(env::default_cuda_library_search(request_.site_packages), sites_);
     note_mixed_runtimes(report);
   }
   report.findings.insert(report.findings.end(), wheel_findings_.begin(), wheel_findings_.end());

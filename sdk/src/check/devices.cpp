@@ -65,8 +65,7 @@ void choose_devices(const CheckRequest& request, const CheckResources& resources
   if (report.devices.empty()) report.no_gpu = why_no_gpu(probe);
 }
 
-void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb,
-                   CheckReport& report) {
+void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb, CheckReport& report) {
   if (request.driver) {
     report.driver.version = *request.driver;
     report.driver.cuda_version.clear();

@@ -12,9 +12,9 @@
 
 #include "archfit/archfit.h"
 #include "binary/byte_reader.hpp"
+#include "store/disk_store.hpp"
 #include "store/store_key.hpp"
 #include "store/store_location.hpp"
-#include "store/disk_store.hpp"
 
 namespace archfit::check {
 

@@ -281,8 +281,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
     // worst binary's (or the driver's reason when that is what fails).
     size_t worst_device = 0;
     for (size_t d = 1; d < report.devices.size(); ++d) {
-      if (compat::worse(stack.per_device[d], stack.per_device[worst_device]))
-        worst_device = d;
+      if (compat::worse(stack.per_device[d], stack.per_device[worst_device])) worst_device = d;
     }
     if (report.devices.empty()) {
       // Device code, but no GPU to judge it on (as aggregate() says of a component).
@@ -299,7 +298,8 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
         const BinaryResult* worst = nullptr;
         for (const auto* binary : judged) {
           if (worst_device >= binary->per_device.size()) continue;
-          if (!worst || compat::worse(binary->per_device[worst_device], worst->per_device[worst_device]))
+          if (!worst ||
+              compat::worse(binary->per_device[worst_device], worst->per_device[worst_device]))
             worst = binary;
         }
         if (worst) {

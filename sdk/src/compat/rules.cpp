@@ -343,8 +343,8 @@ BinaryJudgement judge_binary(const binary::FileScan& scan, ComputeCapability dev
   if (built_for.empty() || runs_on.empty() || built_for == runs_on) return judgement;
   judgement.verdict = Verdict::wrong_platform;
   judgement.evidence = std::string("built for ") + std::string(built_for) + "; " +
-                       std::string(placement.device_name) + " sits in an " +
-                       std::string(runs_on) + " machine";
+                       std::string(placement.device_name) + " sits in an " + std::string(runs_on) +
+                       " machine";
   judgement.explanation = std::string("The dynamic loader refuses a library built for ") +
                           std::string(built_for) + " on " + std::string(runs_on) +
                           " before any GPU code is looked at.";

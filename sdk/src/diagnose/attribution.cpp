@@ -58,7 +58,6 @@ std::string fs_parent_name(const std::string& path) {
                      slash - (before == std::string::npos ? 0 : before + 1));
 }
 
-
 }  // namespace
 
 std::optional<Culprit> component_of(const Frame& frame, const kb::KnowledgeBase* kb) {
@@ -72,8 +71,7 @@ std::optional<Culprit> component_of(const Frame& frame, const kb::KnowledgeBase*
   // A source build (pip install of a checkout): the project's setup.py.
   if (path.ends_with("/setup.py")) {
     const std::string project = fs_parent_name(path);
-    if (!project.empty())
-      return Culprit(distribution_of(project, kb), "distribution", frame.file);
+    if (!project.empty()) return Culprit(distribution_of(project, kb), "distribution", frame.file);
   }
   return std::nullopt;
 }

@@ -24,9 +24,9 @@ class ExplainError : public std::runtime_error {
 };
 
 struct ExplainRequest {
-  std::string_view text;                        // the error, a traceback or a whole log
-  std::string traceback;                        // given apart from the text
-  std::optional<int> cuda_error;                // a cudaError_t / CUresult number
+  std::string_view text;          // the error, a traceback or a whole log
+  std::string traceback;          // given apart from the text
+  std::optional<int> cuda_error;  // a cudaError_t / CUresult number
   // The environment, at most one of these three:
   const check::CheckReport* report = nullptr;   // a check just run
   std::string report_source = "archfit check";  // what the diagnosis names as its source

@@ -261,8 +261,8 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
       const std::string& native = it->path().native();
       const std::string_view filename =
           std::string_view(native).substr(native.find_last_of('/') + 1);
-      const bool candidate = std::any_of(
-          std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
+      const bool candidate =
+          std::any_of(std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
             return library_version(filename, kind.name).has_value();
           });
       if (candidate) files.push_back(it->path());

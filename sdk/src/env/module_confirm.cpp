@@ -75,7 +75,8 @@ std::string fatbin_problem(const binary::ByteReader& bytes) {
     try {
       const std::vector<std::byte> cubin = binary::payload_bytes(bytes, image);
       if (std::string problem = elf_problem(binary::ByteReader(cubin)); !problem.empty())
-        return "the " + image.arch_name() + " entry at " + binary::hex(image.offset) + ": " + problem;
+        return "the " + image.arch_name() + " entry at " + binary::hex(image.offset) + ": " +
+               problem;
     } catch (const binary::ScanError& error) {
       return "the " + image.arch_name() + " entry: " + error.what();
     } catch (const std::bad_alloc&) {

@@ -102,7 +102,8 @@ Wheel read_wheel(const fs::path& path) {
   } catch (const binary::ZipError& error) {
     wheel.problems.push_back({path, error.what()});
   } catch (const std::exception& error) {  // "never throws": whatever the archive holds
-    wheel.problems.push_back({path, path.string() + ": cannot be read as a wheel: " + error.what()});
+    wheel.problems.push_back(
+        {path, path.string() + ": cannot be read as a wheel: " + error.what()});
   }
   return wheel;
 }

@@ -152,8 +152,7 @@ CachedCompile compile_through(KernelCache& cache, const CompileRequest& request,
 
 CachedCompile compile_cached(const Nvrtc& nvrtc, KernelCache& cache,
                              const CompileRequest& request) {
-  return compile_through(cache, request, facts_of(nvrtc),
-                         [&]() -> const Nvrtc& { return nvrtc; });
+  return compile_through(cache, request, facts_of(nvrtc), [&]() -> const Nvrtc& { return nvrtc; });
 }
 
 CachedCompile compile_cached(LazyNvrtc& nvrtc, KernelCache& cache, const CompileRequest& request) {

@@ -213,12 +213,11 @@ std::shared_ptr<LoadedModule> KernelModule::load_now(int ordinal) {
     TargetPlan target;
     const CachedCompile compiled = [&] {
       try {
-        return compile_cached(nvrtc, cache, request,
-                              [&](const NvrtcFacts& facts, CompileRequest& prepared) {
-                                target = plan_target(report.device_cc, facts.supported_archs,
-                                                     {facts.version});
-                                prepared.target = target.target;
-                              });
+        return compile_cached(
+            nvrtc, cache, request, [&](const NvrtcFacts& facts, CompileRequest& prepared) {
+              target = plan_target(report.device_cc, facts.supported_archs, {facts.version});
+              prepared.target = target.target;
+            });
       } catch (const NoTargetError& error) {
         throw JitError(where + ": " + error.what(), /*nothing_runs=*/true);
       } catch (const NvrtcCompileError&) {

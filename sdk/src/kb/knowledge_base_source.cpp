@@ -5,9 +5,10 @@
 namespace archfit::kb {
 
 KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts parts) {
-  return std::async(std::launch::async, [dir = std::move(dir), parts] {
-           return std::make_shared<const KnowledgeBase>(load_knowledge_base(dir, parts));
-         })
+  return std::async(std::launch::async,
+                    [dir = std::move(dir), parts] {
+                      return std::make_shared<const KnowledgeBase>(load_knowledge_base(dir, parts));
+                    })
       .share();
 }
 

@@ -21,8 +21,8 @@ KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts
 
 // The folder resolve_kb_dir(`given`) names, loaded as above; a folder that
 // cannot be found is a source whose get() throws that KbError.
-KnowledgeBaseSource find_and_load_knowledge_base_async(const std::optional<std::filesystem::path>& given,
-                                                       KbParts parts);
+KnowledgeBaseSource find_and_load_knowledge_base_async(
+    const std::optional<std::filesystem::path>& given, KbParts parts);
 
 // A source that fails with the exception being handled (in a catch block).
 KnowledgeBaseSource failed_knowledge_base();

@@ -26,9 +26,10 @@ struct SupplierRule {
 };
 
 struct StackRule {
-  std::string name;                  // "PyTorch"
-  std::string anchor;                // "torch": the distribution whose build the fix picks
-  std::vector<std::string> members;  // moved with it when installed: torchvision, torchaudio, triton
+  std::string name;    // "PyTorch"
+  std::string anchor;  // "torch": the distribution whose build the fix picks
+  std::vector<std::string>
+      members;  // moved with it when installed: torchvision, torchaudio, triton
   Provenance provenance;
 };
 

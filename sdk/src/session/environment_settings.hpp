@@ -11,8 +11,8 @@
 //
 // The kernel cache's own variables (ARCHFIT_CACHE_DIR, _READONLY_DIRS,
 // _MAX_BYTES) are read when the cache is first used
-// (jit::KernelCache::options_from_environment), ARCHFIT_KB_DIR is read where the knowledge base is found (kb/kb_dir.cpp),
-// ARCHFIT_NVRTC, CUDA_HOME and the loader's path where NVRTC is
+// (jit::KernelCache::options_from_environment), ARCHFIT_KB_DIR is read where the knowledge base is
+// found (kb/kb_dir.cpp), ARCHFIT_NVRTC, CUDA_HOME and the loader's path where NVRTC is
 // (jit/nvrtc/nvrtc_discovery.hpp), ARCHFIT_PLUGIN_PATH and
 // ARCHFIT_PLUGIN_TIMEOUT where plugins are: each through sys/trust.hpp's
 // rule for variables that name where code is loaded from.

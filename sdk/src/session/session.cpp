@@ -98,8 +98,7 @@ binary::TreeScan Session::scan_tree(const std::vector<std::filesystem::path>& pa
   return binary::scan_tree(paths, options);
 }
 
-check::CheckReport Session::check(const check::CheckRequest& request,
-                                  const RunChoices& choices) {
+check::CheckReport Session::check(const check::CheckRequest& request, const RunChoices& choices) {
   return check::run_check(request, resources(choices));
 }
 

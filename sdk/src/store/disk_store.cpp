@@ -13,8 +13,8 @@
 #include <map>
 #include <system_error>
 
-#include "store/store_key.hpp"
 #include "store/entry_format.hpp"
+#include "store/store_key.hpp"
 #include "sys/trust.hpp"
 
 namespace archfit::store {

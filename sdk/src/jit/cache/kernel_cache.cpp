@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <system_error>
 
-#include "store/store_location.hpp"
 #include "store/entry_format.hpp"
+#include "store/store_location.hpp"
 
 namespace archfit::jit {
 
@@ -59,11 +59,13 @@ KernelCache::Options KernelCache::options_from_environment() {
   if (!options.dir)
     options.notes.push_back("kernel cache: " + why + "; kernels are cached in memory only");
   options.readonly_dirs = store::readonly_dirs_from_environment();
-  if (const char* text = std::getenv(store::kCacheMaxBytesVariable); text != nullptr && *text != '\0') {
+  if (const char* text = std::getenv(store::kCacheMaxBytesVariable);
+      text != nullptr && *text != '\0') {
     if (auto bytes = store::parse_byte_count(text)) {
       options.max_bytes = *bytes;
     } else {
-      options.notes.push_back(std::string("kernel cache: ") + store::kCacheMaxBytesVariable + "=" + text +
+      options.notes.push_back(std::string("kernel cache: ") + store::kCacheMaxBytesVariable + "=" +
+                              text +
                               " is not a byte count (such as 1073741824, 512M or 1G); using 1 GiB");
     }
   }
@@ -195,7 +197,8 @@ std::pair<KernelImage, CacheSource> KernelCache::load_or_build(const std::string
     // Memory only since a write failed (warned then).
   } else if (auto error = primary_->write(key, payload); !error.empty()) {
     writes_failed_ = true;
-    warn("kernel cache: " + error + "; from now on this process keeps the images it builds in memory only");
+    warn("kernel cache: " + error +
+         "; from now on this process keeps the images it builds in memory only");
   } else {
     primary_->evict(options_.max_bytes);
   }

@@ -192,8 +192,7 @@ NvrtcSearch default_nvrtc_search(const std::vector<fs::path>& site_packages) {
   const auto loader = env::default_cuda_library_search(site_packages);
   NvrtcSearch search;
   // A library archfit loads: ignored when setuid (sys/trust.hpp).
-  if (const char* value = sys::trusted_path_variable("ARCHFIT_NVRTC"))
-    search.archfit_nvrtc = value;
+  if (const char* value = sys::trusted_path_variable("ARCHFIT_NVRTC")) search.archfit_nvrtc = value;
   search.cuda_home = loader.cuda_home;
   search.ld_library_path = loader.ld_library_path;
   search.loader_dirs = loader.loader_dirs;

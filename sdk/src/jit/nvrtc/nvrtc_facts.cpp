@@ -77,10 +77,8 @@ KernelCache::Options record_cache_options(const KernelCache& images) {
 }
 
 NvrtcFacts facts_of(const Nvrtc& nvrtc) {
-  return {nvrtc.info().path,         nvrtc.info().origin,
-          nvrtc.info().version,      nvrtc.build(),
-          nvrtc.build_source(),      nvrtc.info().supported_archs,
-          nvrtc.describe()};
+  return {nvrtc.info().path,    nvrtc.info().origin,          nvrtc.info().version, nvrtc.build(),
+          nvrtc.build_source(), nvrtc.info().supported_archs, nvrtc.describe()};
 }
 
 bool same_compiler(const NvrtcFacts& a, const NvrtcFacts& b) {
