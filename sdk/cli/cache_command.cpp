@@ -1,12 +1,12 @@
 #include "cache_command.hpp"
 
-#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "jit/cache/kernel_cache.hpp"
 #include "jit/nvrtc/nvrtc_facts.hpp"
+#include "render/cache_text.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -14,21 +14,6 @@ namespace archfit::cli {
 namespace {
 
 using nlohmann::json;
-
-std::string where(const std::optional<std::filesystem::path>& directory) {
-  return directory ? directory->string() : std::string("memory only (no usable directory)");
-}
-
-// Seconds since the entry was last used, for "used 3 min ago".
-std::string age(std::filesystem::file_time_type last_used) {
-  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
-                           std::filesystem::file_time_type::clock::now() - last_used)
-                           .count();
-  if (seconds < 120) return std::to_string(seconds) + " s ago";
-  if (seconds < 7200) return std::to_string(seconds / 60) + " min ago";
-  if (seconds < 172800) return std::to_string(seconds / 3600) + " h ago";
-  return std::to_string(seconds / 86400) + " days ago";
-}
 
 json entries_json(const std::vector<jit::KernelCache::Entry>& entries) {
   json out = json::array();
@@ -54,15 +39,7 @@ int print_entries(const std::vector<jit::KernelCache::Entry>& entries, bool json
                      .dump(2)
               << '\n';
   } else {
-    std::cout << "cache  " << where(cache.directory()) << '\n';
-    for (const auto& entry : entries) {
-      std::cout << (entry.valid ? "  " : "✗ ") << entry.key << "  " << entry.bytes << " bytes  "
-                << "used " << age(entry.last_used) << (entry.readonly ? "  (read-only)" : "");
-      if (!entry.valid) std::cout << "  " << entry.problem;
-      std::cout << '\n';
-    }
-    std::cout << entries.size() << " entries" << (bad ? ", " + std::to_string(bad) + " bad" : "")
-              << '\n';
+    std::cout << render::cache_entries_text(entries, cache.directory());
   }
   return bad ? 1 : 0;
 }
@@ -97,7 +74,7 @@ int CacheCommand::run() const {
     if (json_) {
       std::cout << json{{"removed", removed}}.dump() << '\n';
     } else {
-      std::cout << "removed " << removed << " entries from " << where(cache.directory()) << '\n';
+      std::cout << render::cache_cleared_text(removed, cache.directory());
     }
     return 0;
   }
@@ -116,14 +93,7 @@ int CacheCommand::run() const {
                      .dump(2)
               << '\n';
   } else {
-    std::cout << "cache      " << where(stats.directory) << '\n'
-              << "entries    " << stats.entries << " (" << stats.bytes << " bytes of a "
-              << stats.max_bytes << "-byte budget)\n";
-    for (const auto& dir : stats.readonly_directories)
-      std::cout << "read-only  " << dir.string() << '\n';
-    if (!stats.readonly_directories.empty())
-      std::cout << "           " << stats.readonly_entries << " entries, " << stats.readonly_bytes
-                << " bytes\n";
+    std::cout << render::cache_stats_text(stats);
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "binary/file_scan.hpp"
 #include "binary/parallel.hpp"
 #include "binary/scanner.hpp"
+#include "render/jit_text.hpp"
 #include "session/session.hpp"
 #include "util/file.hpp"
 
@@ -62,17 +63,18 @@ int JitCommand::run_bundle() const {
     const binary::FileScan scan = session.scan_file(output_);
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
+    render::BundleFacts facts;
+    facts.output = output_;
+    facts.scanned = found;
+    facts.file_size = scan.file_size;
+    facts.jobs = jobs_ ? jobs_ : binary::default_threads();
     size_t missing = 0;
     for (const auto& image : result.images) {
       const bool present = (" " + found + " ").find(" " + image.arch + " ") != std::string::npos;
       missing += !present;
-      std::cout << (present ? "  " : "✗ ") << image.arch << "  " << image.milliseconds << " ms  ("
-                << image.cache << ")\n";
+      facts.present.push_back(present);
     }
-    std::cout << "wrote " << output_ << ": " << found << " (" << scan.file_size << " bytes, "
-              << result.images.size() << " archs in " << result.milliseconds << " ms, "
-              << (jobs_ ? jobs_ : binary::default_threads()) << " at once; packed by "
-              << result.fatbinary.string() << ")\n";
+    std::cout << render::bundle_text(result, facts);
     return missing ? 1 : 0;
   } catch (const jit::BundleError& error) {
     std::cerr << "archfit jit bundle: " << error.what() << '\n';
@@ -114,7 +116,6 @@ int JitCommand::run() const {
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
     if (!output_.empty()) jit::write_image_file(compiled, output_);
-    const bool hit = compiled.source != jit::CacheSource::built;
     if (json_) {
       std::cout << nlohmann::json{{"nvrtc", nvrtc_description},
                                   {"nvrtc_loaded", nvrtc_loaded},
@@ -131,20 +132,15 @@ int JitCommand::run() const {
                        .dump(2)
                 << '\n';
     } else {
-      std::cout << "nvrtc    " << nvrtc_description
-                << (nvrtc_loaded ? "" : " [known from the discovery record; not loaded]") << '\n'
-                << "path     NVRTC " << arch_ << " ("
-                << (hit ? std::string("cache hit, ") + jit::to_string(compiled.source)
-                        : std::string("compiled"))
-                << ")\n"
-                << "time     " << compiled.milliseconds << " ms\n"
-                << "image    " << compiled.image->size() << " bytes, "
-                << jit::to_string(compiled.format) << ", scanned: " << found
-                << (confirmed ? " (confirmed)" : " (NOT the arch asked for)") << '\n'
-                << "cache    "
-                << (cache.directory() ? cache.directory()->string() : std::string("memory only"))
-                << "  key " << compiled.key << '\n';
-      if (!output_.empty()) std::cout << "wrote    " << output_ << '\n';
+      render::CompileFacts facts;
+      facts.nvrtc = nvrtc_description;
+      facts.nvrtc_loaded = nvrtc_loaded;
+      facts.target = arch_;
+      facts.scanned = found;
+      facts.confirmed = confirmed;
+      facts.cache_dir = cache.directory();
+      facts.output = output_;
+      std::cout << render::compile_text(compiled, facts);
     }
     return confirmed ? 0 : 1;
   } catch (const jit::NvrtcCompileError& error) {

@@ -2,11 +2,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include <cstdio>
 #include <iostream>
 
 #include "plugin/plugin_host.hpp"
 #include "plugin/plugin_json.hpp"
+#include "render/plugins_text.hpp"
 #include "session/session.hpp"
 
 namespace archfit::cli {
@@ -31,21 +31,7 @@ int PluginsCommand::run() const {
                                                    nlohmann::json::error_handler_t::replace)
               << '\n';
   } else {
-    if (set.searched.empty())
-      std::cout << "searched  nothing: no plugin folder exists (--path DIR, ARCHFIT_PLUGIN_PATH, "
-                   "or <prefix>/lib/archfit/plugins)\n";
-    for (const auto& dir : set.searched) std::cout << "searched  " << dir.string() << '\n';
-    for (const auto& plugin : set.loaded) {
-      char time[32];
-      std::snprintf(time, sizeof time, "%.2f ms", plugin.milliseconds);
-      std::cout << "loaded    " << plugin.name << ' ' << plugin.version << "  (ABI " << plugin.abi
-                << ", " << plugin.modules.size() << " kernel module"
-                << (plugin.modules.size() == 1 ? "" : "s")
-                << (plugin.probe_json.empty() ? "" : ", a probe") << ", " << time << ")  "
-                << plugin.manifest.library.string() << '\n';
-    }
-    for (const auto& plugin : set.rejected)
-      std::cout << "rejected  " << plugin.path.string() << ": " << plugin.reason << '\n';
+    std::cout << render::plugins_text(set);
   }
   return set.rejected.empty() ? 0 : 1;
 }
