@@ -233,11 +233,12 @@ test-asan: sanitizer-deps
 	  ctest --output-on-failure -j $(JOBS) -LE 'python|slow'
 
 # The concurrency tests under ThreadSanitizer: the kernel cache's races
-# between threads and processes, the module registry, the plugin host.
+# between threads and processes, the module registry, the plugin host (in
+# the jit and plugin modules' test binaries and the C API's).
 TSAN_TESTS := JitCacheTest|JitModule|JitApi|NvrtcFacts|PluginHost|PluginApi
 test-tsan: sanitizer-deps
 	CUDA_HOME=$(CUDA_HOME) cmake --preset tsan >/dev/null
-	cmake --build build-tsan -j $(JOBS) --target archfit_unit_tests archfit_capi_tests jit_cache_racer
+	cmake --build build-tsan -j $(JOBS) --target archfit_jit_tests archfit_plugin_tests archfit_capi_tests jit_cache_racer
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ARCHFIT_CACHE_STRESS_SECONDS=$(CI_CACHE_STRESS_SECONDS) \
 	  ctest --output-on-failure -j $(JOBS) -R "$(TSAN_TESTS)"
 
