@@ -393,6 +393,34 @@ static void check_diagnose(archfit_context* context) {
   archfit_diagnosis_destroy(diagnosis);
 }
 
+/* The diagnosis as `archfit explain` prints it, from C: a borrowed text, the
+ * flags an enum of the header; a flag the library does not know is refused. */
+static void check_texts(archfit_context* context) {
+  static const char kLog[] =
+      "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
+  archfit_diagnose_options options;
+  archfit_diagnosis* diagnosis = NULL;
+  const char* text = NULL;
+  const char* again = NULL;
+  memset(&options, 0, sizeof options);
+  options.struct_size = sizeof options;
+  options.text = kLog;
+  options.text_size = sizeof kLog - 1;
+  CHECK_STATUS(archfit_diagnose_run(context, &options, &diagnosis), ARCHFIT_OK);
+  if (diagnosis == NULL) return;
+  CHECK_STATUS(archfit_diagnosis_text(diagnosis, ARCHFIT_TEXT_DEFAULT, &text), ARCHFIT_OK);
+  CHECK(text != NULL && contains(text, "no-kernel-image (high confidence)\n"));
+  CHECK(text != NULL && contains(text, "fix        1. "));
+  CHECK_STATUS(archfit_diagnosis_text(diagnosis, ARCHFIT_TEXT_COLOR, &again), ARCHFIT_OK);
+  CHECK(again == text);
+  again = NULL;
+  CHECK_STATUS(archfit_diagnosis_text(diagnosis, 0x80u, &again), ARCHFIT_ERROR_UNSUPPORTED);
+  CHECK(again == NULL);
+  CHECK_STATUS(archfit_report_text(NULL, ARCHFIT_TEXT_DETAILS, &again),
+               ARCHFIT_ERROR_INVALID_ARGUMENT);
+  archfit_diagnosis_destroy(diagnosis);
+}
+
 int main(int argc, char** argv) {
   unsigned char fatbin[kFatbinSize];
   archfit_context* context = NULL;
@@ -417,6 +445,7 @@ int main(int argc, char** argv) {
   check_errors(context, fatbin);
   check_scan_file(context, fatbin, argv[1]);
   check_diagnose(context);
+  check_texts(context);
   archfit_context_destroy(context);
 
   if (failures != 0) {

@@ -317,6 +317,23 @@ ARCHFIT_API const char* archfit_verdict_name(size_t index) ARCHFIT_NOEXCEPT;
 ARCHFIT_API int archfit_verdict_blocks(const char* verdict) ARCHFIT_NOEXCEPT;
 ARCHFIT_API int archfit_verdict_warns(const char* verdict) ARCHFIT_NOEXCEPT;
 
+/* Added in 0.1 after the verdict table: the texts people read, as the
+ * `archfit` command prints them (one renderer, sdk/src/render/, for the
+ * command, this ABI and every host). Flags, or-ed: */
+typedef enum archfit_text_flags {
+  ARCHFIT_TEXT_DEFAULT = 0,
+  ARCHFIT_TEXT_COLOR = 1,  /* ANSI colours, as the command on a terminal */
+  ARCHFIT_TEXT_DETAILS = 2 /* a check's every component and library (check --details) */
+} archfit_text_flags;
+
+/* The report as `archfit check` prints it: the GPU and driver, each stack
+ * failing first with its evidence and fix, the notes, the one-line answer;
+ * lines end in '\n', paths are the bytes on disk. Borrowed: lives as long as
+ * the report. A flag this library does not know fails with
+ * ARCHFIT_ERROR_UNSUPPORTED. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_report_text(
+    const archfit_report* report, uint32_t flags, const char** out_text) ARCHFIT_NOEXCEPT;
+
 /* ---- diagnosing an error ----------------------------------------------------
  *
  * A CUDA failure's text (a message, a traceback, a whole ComfyUI or InvokeAI
@@ -391,6 +408,15 @@ ARCHFIT_API const char* archfit_diagnosis_evidence(const archfit_diagnosis* diag
  * input that are not are replaced); borrowed: lives as long as the diagnosis. */
 ARCHFIT_NODISCARD ARCHFIT_API archfit_status
 archfit_diagnosis_json(const archfit_diagnosis* diagnosis, const char** out_json) ARCHFIT_NOEXCEPT;
+/* Added in 0.1 after archfit_diagnosis_json: the diagnosis as `archfit
+ * explain` prints it (the headline, the category, the error's first line,
+ * the component and why, what the environment says, the numbered fix, the
+ * notes); archfit_text_flags, of which none changes it yet. Bytes of the
+ * input are as they came (the error's first line may not be UTF-8).
+ * Borrowed: lives as long as the diagnosis. A flag this library does not
+ * know fails with ARCHFIT_ERROR_UNSUPPORTED. */
+ARCHFIT_NODISCARD ARCHFIT_API archfit_status archfit_diagnosis_text(
+    const archfit_diagnosis* diagnosis, uint32_t flags, const char** out_text) ARCHFIT_NOEXCEPT;
 
 /* ---- kernel modules: prebuilt images, else NVRTC, through the cache -------
  *

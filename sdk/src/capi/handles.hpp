@@ -1,5 +1,6 @@
 #pragma once
 // The structs behind the opaque C handles.
+#include <array>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -39,12 +40,17 @@ struct archfit_report {
   std::vector<std::string> verdicts;  // the borrowed verdict strings, one per component
   mutable std::once_flag json_once;
   mutable std::string json;
+  // archfit_report_text's, one per combination of archfit_text_flags.
+  mutable std::array<std::once_flag, 4> text_once;
+  mutable std::array<std::string, 4> text;
 };
 
 struct archfit_diagnosis {
   archfit::diagnose::Diagnosis result;
   mutable std::once_flag json_once;
   mutable std::string json;
+  mutable std::once_flag text_once;  // archfit_diagnosis_text's
+  mutable std::string text;
 };
 
 struct archfit_plugin_set {
