@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "archfit/archfit.h"
+#include "archfit/archfit.hpp"
 #include "run_archfit.hpp"
 
 namespace fs = std::filesystem;
@@ -296,4 +297,29 @@ TEST_F(TextApi, TheDiagnosisTextHasNoColourYet) {
             ARCHFIT_OK);
   EXPECT_STREQ(plain, coloured);
   EXPECT_THAT(std::string(plain), HasSubstr("no-kernel-image (high confidence)\n"));
+}
+
+TEST(TextCppWrapper, ReportAndDiagnosisGiveTheSameTextsAsTheCAbi) {
+  archfit::Context context;
+  const std::string file = kCorpus + "/comfyui_impact_pack_keyerror.txt";
+  const char* paths[] = {file.c_str()};
+  archfit_check_options check{};
+  check.struct_size = sizeof check;
+  check.gpu = "RTX 5090";
+  check.paths = paths;
+  check.paths_count = 1;
+  const archfit::Report report = context.check(check);
+  const char* text = nullptr;
+  ASSERT_EQ(archfit_report_text(report.get(), ARCHFIT_TEXT_DETAILS, &text), ARCHFIT_OK);
+  EXPECT_EQ(report.text(ARCHFIT_TEXT_DETAILS), text);
+  EXPECT_THAT(std::string(report.text()), HasSubstr("no CUDA device code found"));
+  EXPECT_THROW((void)report.text(0x100), archfit::Error);
+
+  const std::string error = "CUDA error: no kernel image is available for execution on the device";
+  archfit_diagnose_options options{};
+  options.struct_size = sizeof options;
+  options.text = error.data();
+  options.text_size = error.size();
+  const archfit::Diagnosis diagnosis = context.diagnose(options);
+  EXPECT_THAT(std::string(diagnosis.text()), HasSubstr("no-kernel-image (high confidence)\n"));
 }

@@ -122,6 +122,12 @@ class Report {
     detail::check(archfit_report_json(get(), &text));
     return text;
   }
+  // The checklist as `archfit check` prints it; flags: archfit_text_flags.
+  std::string_view text(uint32_t flags = ARCHFIT_TEXT_DEFAULT) const {
+    const char* out = nullptr;
+    detail::check(archfit_report_text(get(), flags, &out));
+    return out;
+  }
   const archfit_report* get() const noexcept { return handle_.get(); }
 
  private:
@@ -152,6 +158,12 @@ class Diagnosis {
     const char* text = nullptr;
     detail::check(archfit_diagnosis_json(get(), &text));
     return text;
+  }
+  // The diagnosis as `archfit explain` prints it.
+  std::string_view text(uint32_t flags = ARCHFIT_TEXT_DEFAULT) const {
+    const char* out = nullptr;
+    detail::check(archfit_diagnosis_text(get(), flags, &out));
+    return out;
   }
   const archfit_diagnosis* get() const noexcept { return handle_.get(); }
 
