@@ -52,7 +52,8 @@ def diagnose(text, traceback=None):
     diagnosis = archfit.diagnose(text, traceback=traceback,
                                  report_json=report.json if report is not None else None)
     document = diagnosis.document
-    return {"kind": "diagnosis", "diagnosis": document, "text": archfit.diagnosis_text(document),
+    # The text is the core's (archfit_diagnosis_text), as `archfit explain` prints it.
+    return {"kind": "diagnosis", "diagnosis": document, "text": diagnosis.text,
             "toast": archfit.host.diagnosis_toast(document), "time": time.time()}
 
 

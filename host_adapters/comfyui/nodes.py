@@ -83,7 +83,7 @@ class ArchfitPreflight:
             text = "archfit cannot check this ComfyUI: %s" % error
             return {"ui": {"text": [text]}, "result": (text, False, passthrough)}
         document = report.document
-        text = archfit.report_text(document)
+        text = archfit.host.check_text(report)  # the core's, as `archfit check` prints it
         fits = report.verdict == "fits"
         ui = {"text": [text], "archfit_report": [document]}
         if stop_on_failure and report.verdict == "fails":
@@ -93,15 +93,15 @@ class ArchfitPreflight:
             if fix:
                 message += ". Fix: %s" % fix
             blocker = _execution_blocker(message)
-            _tell_why_it_stopped(archfit, document)
+            _tell_why_it_stopped(archfit, report)
             return {"ui": ui, "result": (blocker, blocker, blocker)}
         return {"ui": ui, "result": (text, fits, passthrough)}
 
 
-def _tell_why_it_stopped(archfit, document):
+def _tell_why_it_stopped(archfit, report):
     prompt = running_prompt()
-    payload = {"kind": "check", "toast": archfit.host.check_toast(document, stopped=True),
-               "text": archfit.report_text(document), "prompt_id": prompt.prompt_id,
+    payload = {"kind": "check", "toast": archfit.host.check_toast(report.document, stopped=True),
+               "text": archfit.host.check_text(report), "prompt_id": prompt.prompt_id,
                "time": time.time()}
     prompt_store.keep(prompt.prompt_id, prompt.client_id, payload)
     if tell_front_end is not None:

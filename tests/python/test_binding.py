@@ -1,6 +1,6 @@
 """The ctypes binding (host_adapters/python/archfit) over the build's
 libarchfit.so: check and diagnose against the nvcc-built demo site-packages,
-errors, text renderings, the struct mirrors against archfit.h, and the
+errors, the texts (the core's, as the command prints them), the struct mirrors against archfit.h, and the
 library search (in subprocesses, so this process keeps the library it
 loaded)."""
 
@@ -92,34 +92,36 @@ def test_errors_are_read_on_the_thread_that_failed(demo_site):
         assert f'"{name}"' in message, message
 
 
-def test_report_text_is_a_checklist(demo_site):
-    failing = archfit.report_text(archfit.check(gpu="RTX 5090", site_packages=[demo_site]).document)
-    lines = failing.splitlines()
-    assert lines[0].startswith("GPU     GeForce RTX 5090 (sm_120")
+def _archfit_stdout(archfit_cli, *arguments) -> str:
+    """What the archfit command prints on stdout (not a terminal: no colours)."""
+    run = subprocess.run([str(archfit_cli), *arguments], capture_output=True, timeout=300)
+    assert run.returncode in (0, 1), run.stderr.decode(errors="replace")
+    return run.stdout.decode("utf-8")
+
+
+def test_report_text_is_what_archfit_check_prints(demo_site, archfit_cli):
+    """Report.text is the core's checklist (archfit_report_text, render/), the
+    very text `archfit check` prints for the same environment: the binding
+    keeps no renderer of its own."""
+    report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
+    arguments = ["check", "--no-index", "--gpu", "RTX 5090", "--site-packages", str(demo_site)]
+    assert report.text == _archfit_stdout(archfit_cli, *arguments)
+    assert report.details_text == _archfit_stdout(archfit_cli, *arguments, "--details")
+    lines = report.text.splitlines()
+    assert lines[0].startswith("GPU     GeForce RTX 5090 (sm_120"), lines
     assert "torch   2.5.1+cu124" in lines
-    assert any(line.startswith("✗ PyTorch 2.5.1+cu124: no-image (libtorch_cuda.so: SASS sm_75")
-               for line in lines), lines
+    assert any(line.startswith("✗ PyTorch 2.5.1+cu124  no-image") for line in lines), lines
     # fastops' PTX runs after the driver compiles it: a warning, not a failure.
-    assert any(line.startswith("! fastops 1.0: ptx-jit") for line in lines), lines
-    fix = lines.index(next(line for line in lines if line.startswith("fix PyTorch: Install torch")))
-    assert lines[fix + 1] == "  pip install torch==2.15.0"
-    # The last line is the core's one-line answer.
-    assert lines[-1].startswith("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090"), lines
+    assert any(line.startswith("! fastops 1.0  ptx-jit") for line in lines), lines
+    assert "      pip install torch==2.15.0" in lines
+    # The last line is the core's one-line answer; no colours.
+    assert lines[-1] == report.document["summary"], lines
+    assert lines[-1].startswith("fails: PyTorch 2.5.1+cu124 has no image for GeForce RTX 5090")
+    assert "\033" not in report.text and "\ncomponents:\n" in report.details_text
 
-    fitting = archfit.report_text(archfit.check(gpu="H100", site_packages=[demo_site]).document)
-    assert "✗" not in fitting, fitting
-    last = fitting.splitlines()[-1]
-    assert last.startswith("fits: ") and "PyTorch 2.5.1+cu124" in last and "fastops 1.0" in last, last
-
-
-def test_report_text_takes_a_sparse_document():
-    # A document from another archfit version, or with no GPU: no KeyError.
-    text = archfit.report_text({"schema": "archfit.check/1", "verdict": "unknown",
-                                "components": [{"name": "x", "verdict": "no-device-code"}]})
-    lines = text.splitlines()
-    assert lines[:3] == ["GPU     none found (nothing to judge against)", "driver  unknown",
-                         "· x: not judged"]
-    assert lines[3].startswith("unknown: no GPU to judge against"), lines
+    fitting = archfit.check(gpu="H100", site_packages=[demo_site])
+    assert "✗" not in fitting.text, fitting.text
+    assert fitting.text.splitlines()[-1] == fitting.document["summary"]
 
 
 # ---- diagnose ------------------------------------------------------------------
@@ -222,15 +224,47 @@ def test_diagnose_names_what_is_wrong_in_its_arguments():
 
 def test_diagnosis_text(demo_site):
     report = archfit.check(gpu="RTX 5090", site_packages=[demo_site])
-    text = archfit.diagnosis_text(archfit.diagnose(NO_KERNEL_IMAGE, report=report).document)
+    text = archfit.diagnose(NO_KERNEL_IMAGE, report=report).text
     lines = text.splitlines()
     assert lines[0] == "RTX 5090 cannot run PyTorch 2.5.1+cu124"
     assert lines[1] == "no-kernel-image (high confidence)"
-    assert "component  torch 2.5.1+cu124 (distribution)" in lines
+    assert any(line.startswith("component  torch 2.5.1+cu124 (distribution)") for line in lines)
     assert any(line.startswith("why        A component has no code your GPU (sm_120)") for line in lines)
-    assert any(line.startswith(f"checked    confirms: {TORCH_EVIDENCE}") for line in lines)
+    # What the check found, and its source: the report crossed as report_json.
+    assert any(line.startswith(f"checked    confirms (report_json): {TORCH_EVIDENCE}")
+               for line in lines), lines
     assert any(line.startswith("fix        1. torch: Install torch") for line in lines)
     assert any(line.startswith("           2. pip install torch==") for line in lines)
+
+
+def _clean(text: str) -> bool:
+    """Text the command prints as it is: it escapes control characters
+    (other than newline and tab) and bytes that are not UTF-8 on their way
+    out (cli/terminal_safe_output), which the binding decodes as U+FFFD."""
+    return "\ufffd" not in text and all(c in "\n\t" or (ord(c) >= 0x20 and not 0x7f <= ord(c) < 0xa0)
+                                        for c in text)
+
+
+def test_diagnosis_text_is_what_archfit_explain_prints(archfit_cli, repo_root):
+    """Diagnosis.text is the core's text (archfit_diagnosis_text, render/):
+    for every error of the corpus it is what `archfit explain --file` prints."""
+    compared = 0
+    for error in sorted((repo_root / "tests" / "data" / "errors").glob("*.txt")):
+        text = archfit.diagnose(error.read_bytes()).text
+        if not _clean(text):
+            continue
+        assert text == _archfit_stdout(archfit_cli, "explain", "--file", str(error)), error.name
+        compared += 1
+    assert compared >= 20
+
+
+def test_a_weighed_diagnosis_text_is_what_archfit_explain_prints(archfit_cli, demo_site):
+    check = {"gpu": "RTX 5090", "driver": "575.51", "site_packages": [demo_site]}
+    text = archfit.diagnose(NO_KERNEL_IMAGE, check=check).text
+    assert f"checked    confirms (archfit check): {TORCH_EVIDENCE}" in text, text
+    assert text == _archfit_stdout(archfit_cli, "explain", "--no-progress", "--gpu", "RTX 5090",
+                                   "--driver", "575.51", "--site-packages", str(demo_site),
+                                   NO_KERNEL_IMAGE)
 
 
 # ---- the struct mirrors ----------------------------------------------------------

@@ -32,7 +32,7 @@ import pytest
 # What the wheel is built from: a change to any of these rebuilds it.
 SOURCES = ["pyproject.toml", "CMakeLists.txt", "README.md", "cmake", "sdk", "host_adapters/python/archfit",
            "host_adapters/comfyui"]
-BINDING_FILES = ["__init__.py", "__main__.py", "_capi.py", "_errors.py", "_library.py", "_text.py",
+BINDING_FILES = ["__init__.py", "__main__.py", "_capi.py", "_errors.py", "_library.py",
                  "verdicts.py"]
 # Variables that would make the installed package use the source tree's
 # library, knowledge base or modules instead of its own.

@@ -115,5 +115,5 @@ class ArchfitPreflightInvocation(BaseInvocation):
             text = "archfit could not run the check: %s" % error
             return ArchfitPreflightOutput(report=text, details=text, fits=False)
         return ArchfitPreflightOutput(report="\n".join(host.fix_first_lines(report.document)),
-                                      details=archfit.report_text(report.document),
+                                      details=host.check_text(report),
                                       fits=report.verdict == "fits")

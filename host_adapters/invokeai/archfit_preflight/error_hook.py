@@ -55,7 +55,7 @@ class InvocationErrorHandler(logging.Handler):
             if toast is None:
                 return  # not a CUDA problem archfit knows: InvokeAI's to show
             self.latest = {"toast": toast, "session": session,
-                           "text": self._archfit.diagnosis_text(diagnosis.document)}
+                           "text": diagnosis.text}
             self._log.error("[archfit] %s", toast["title"])
             if toast["cause"]:
                 self._log.error("[archfit] %s", toast["cause"])

@@ -4,9 +4,9 @@ CUDA error happened. A ctypes binding over libarchfit's C ABI
 
     import archfit
     report = archfit.check(gpu="RTX 5090", site_packages=[site])
-    print(archfit.report_text(report.document))
+    print(report.text)            # what `archfit check` prints
     diagnosis = archfit.diagnose(error_text, report=report)
-    print(archfit.diagnosis_text(diagnosis.document))
+    print(diagnosis.text)         # what `archfit explain` prints
 
 Nothing is loaded at import: the library is found on first use, and a
 missing or incompatible one raises LibraryError then, so a host can import
@@ -27,7 +27,6 @@ from typing import Any, Iterable, Mapping, Optional, Sequence, Union
 
 from . import _capi, _library
 from ._errors import ArchfitError, LibraryError
-from ._text import diagnosis_text, report_text
 from .verdicts import table as verdict_table
 
 __all__ = [
@@ -39,8 +38,6 @@ __all__ = [
     "Report",
     "diagnose",
     "Diagnosis",
-    "report_text",
-    "diagnosis_text",
     "verdict_table",
 ]
 
@@ -104,15 +101,21 @@ def version() -> str:
 
 class Report:
     """The result of a check: ``verdict`` ("fits", "fails" or "unknown"),
-    ``json`` (the archfit.check/1 document, docs/check-json.md) and
-    ``document`` (the same, parsed)."""
+    ``json`` (the archfit.check/1 document, docs/check-json.md),
+    ``document`` (the same, parsed), ``text`` (the checklist as `archfit
+    check` prints it, without colours: the core's renderer, through
+    archfit_report_text) and ``details_text`` (the same with every
+    component and library, as `archfit check --details` prints it)."""
 
-    __slots__ = ("verdict", "json", "document")
+    __slots__ = ("verdict", "json", "document", "text", "details_text")
 
-    def __init__(self, verdict: str, json_text: str) -> None:
+    def __init__(self, verdict: str, json_text: str, text: str = "",
+                 details_text: str = "") -> None:
         self.verdict = verdict
         self.json = json_text
         self.document: dict = json.loads(json_text)
+        self.text = text
+        self.details_text = details_text
 
     def __repr__(self) -> str:
         names = [c.get("name") for c in self.document.get("components", [])]
@@ -179,6 +182,12 @@ def _check_options(
     return options, keep
 
 
+def _report_text(cdll, report, flags: int) -> str:
+    text = ctypes.c_char_p()
+    _raise_for(cdll.archfit_report_text(report, flags, ctypes.byref(text)), "archfit_report_text")
+    return _text(text.value)
+
+
 def check(
     gpu: Optional[str] = None,
     driver: Optional[str] = None,
@@ -213,7 +222,9 @@ def check(
         verdict = _capi.VERDICTS.get(cdll.archfit_report_verdict(report), "unknown")
         json_text = ctypes.c_char_p()
         _raise_for(cdll.archfit_report_json(report, ctypes.byref(json_text)), "archfit_report_json")
-        return Report(verdict, _text(json_text.value))
+        return Report(verdict, _text(json_text.value),
+                      text=_report_text(cdll, report, _capi.TEXT_DEFAULT),
+                      details_text=_report_text(cdll, report, _capi.TEXT_DETAILS))
     finally:
         cdll.archfit_report_destroy(report)
 
@@ -227,8 +238,9 @@ class Diagnosis:
     ``sm``, ``component`` (None or a dict of name, kind, version, path),
     ``environment`` (None, or "confirms", "refutes", "inconclusive" when an
     environment was weighed), ``evidence`` and ``fix`` (lists of sentences),
-    ``json`` (the archfit.diagnosis/1 document, docs/diagnosis-json.md) and
-    ``document`` (the same, parsed)."""
+    ``json`` (the archfit.diagnosis/1 document, docs/diagnosis-json.md),
+    ``document`` (the same, parsed) and ``text`` (the diagnosis as `archfit
+    explain` prints it: the core's renderer, through archfit_diagnosis_text)."""
 
     __slots__ = (
         "category",
@@ -242,6 +254,7 @@ class Diagnosis:
         "fix",
         "json",
         "document",
+        "text",
     )
 
     def __init__(self, **fields: Any) -> None:
@@ -349,6 +362,11 @@ def diagnose(
                 "path": _text(info.component_path),
             }
         document_text = _text(json_text.value)
+        text = ctypes.c_char_p()
+        _raise_for(
+            cdll.archfit_diagnosis_text(diagnosis, _capi.TEXT_DEFAULT, ctypes.byref(text)),
+            "archfit_diagnosis_text",
+        )
         return Diagnosis(
             category=_text(info.category),
             recognised=bool(info.recognised),
@@ -362,6 +380,7 @@ def diagnose(
             fix=[_text(cdll.archfit_diagnosis_fix(diagnosis, i)) for i in range(info.fix_count)],
             json=document_text,
             document=json.loads(document_text),
+            text=_text(text.value),
         )
     finally:
         cdll.archfit_diagnosis_destroy(diagnosis)

@@ -112,5 +112,10 @@ STATUS_NAMES = {
     5: "ARCHFIT_ERROR_INTERNAL",
 }
 
+# archfit_text_flags (archfit_report_text, archfit_diagnosis_text), or-ed.
+TEXT_DEFAULT = 0
+TEXT_COLOR = 1
+TEXT_DETAILS = 2
+
 # archfit_overall_verdict, by number.
 VERDICTS = {0: "fits", 1: "fails", 2: "unknown"}

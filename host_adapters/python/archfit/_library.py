@@ -52,6 +52,7 @@ _PROTOTYPES = {
     "archfit_report_destroy": ([_capi.ReportP], None),
     "archfit_report_verdict": ([_capi.ReportP], c_int),
     "archfit_report_json": ([_capi.ReportP, POINTER(c_char_p)], c_int),
+    "archfit_report_text": ([_capi.ReportP, c_uint32, POINTER(c_char_p)], c_int),
     "archfit_verdict_count": ([], c_size_t),
     "archfit_verdict_name": ([c_size_t], c_char_p),
     "archfit_verdict_blocks": ([c_char_p], c_int),
@@ -68,6 +69,7 @@ _PROTOTYPES = {
     "archfit_diagnosis_fix": ([_capi.DiagnosisP, c_size_t], c_char_p),
     "archfit_diagnosis_evidence": ([_capi.DiagnosisP, c_size_t], c_char_p),
     "archfit_diagnosis_json": ([_capi.DiagnosisP, POINTER(c_char_p)], c_int),
+    "archfit_diagnosis_text": ([_capi.DiagnosisP, c_uint32, POINTER(c_char_p)], c_int),
 }
 
 

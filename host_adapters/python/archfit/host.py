@@ -9,6 +9,9 @@ import sys
 
 from . import verdicts
 
+# How a host is told which GPU to judge against (the command's is --gpu).
+_ASK_ABOUT_A_GPU = 'set ARCHFIT_GPU (e.g. "RTX 5090") to ask about a GPU'
+
 
 def site_packages():
     """The running Python's site-packages directories that exist, in
@@ -74,9 +77,19 @@ def summary_lines(document, where="archfit check"):
     for command in (fix.get("commands") or []):
         lines.append("  %s" % command)
     if document.get("verdict") == "unknown" and not devices:
-        lines.append('set ARCHFIT_GPU (e.g. "RTX 5090") to ask about a GPU')
+        lines.append(_ASK_ABOUT_A_GPU)
     lines.append("details: %s" % where)
     return lines
+
+
+def check_text(report):
+    """The whole checklist a host shows for an archfit.Report: the core's
+    text (Report.text, what `archfit check` prints) and, when there was no
+    GPU to judge against, how a host is asked about one: ARCHFIT_GPU, where
+    the command's text names its --gpu option."""
+    if report.document.get("devices"):
+        return report.text
+    return report.text + _ASK_ABOUT_A_GPU + "\n"
 
 
 def diagnosis_toast(document):

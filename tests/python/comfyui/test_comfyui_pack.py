@@ -154,7 +154,7 @@ def test_without_a_gpu_the_block_and_the_node_say_how_to_ask_about_one(comfyui, 
     # Nothing is known to fail, so nothing is blocked; but it does not "fit" either.
     assert (fits, passthrough) == (False, 1)
     assert "unknown: no GPU to judge against" in text and "ARCHFIT_GPU" in text, text
-    assert "· PyTorch 2.5.1+cu124: not judged" in text, text
+    assert "? PyTorch 2.5.1+cu124  unknown" in text, text  # the core's text: not judged
     assert "✓" not in text, text
 
 
