@@ -60,8 +60,8 @@ std::string without_colours(const std::string& text) {
   for (size_t i = 0; i < text.size(); ++i) {
     if (text[i] == '\033' && i + 1 < text.size() && text[i + 1] == '[') {
       size_t end = i + 2;
-      while (end < text.size() && (std::isdigit(static_cast<unsigned char>(text[end])) ||
-                                   text[end] == ';'))
+      while (end < text.size() &&
+             (std::isdigit(static_cast<unsigned char>(text[end])) || text[end] == ';'))
         ++end;
       if (end < text.size() && text[end] == 'm') {
         i = end;
@@ -92,8 +92,7 @@ class TextApi : public ::testing::Test {
     options.driver = "575.51";
     options.site_packages = sites;
     options.site_packages_count = 1;
-    ASSERT_EQ(archfit_check_run(context_, &options, &report_), ARCHFIT_OK)
-        << archfit_last_error();
+    ASSERT_EQ(archfit_check_run(context_, &options, &report_), ARCHFIT_OK) << archfit_last_error();
   }
   // A file with no device code, judged for an RTX 5090: a report with nothing in it.
   void check_a_file() {
@@ -104,8 +103,7 @@ class TextApi : public ::testing::Test {
     options.gpu = "RTX 5090";
     options.paths = paths;
     options.paths_count = 1;
-    ASSERT_EQ(archfit_check_run(context_, &options, &report_), ARCHFIT_OK)
-        << archfit_last_error();
+    ASSERT_EQ(archfit_check_run(context_, &options, &report_), ARCHFIT_OK) << archfit_last_error();
   }
   std::string report_text(uint32_t flags) {
     const char* text = nullptr;
@@ -292,9 +290,9 @@ TEST_F(TextApi, TheDiagnosisTextHasNoColourYet) {
   const char* plain = nullptr;
   const char* coloured = nullptr;
   ASSERT_EQ(archfit_diagnosis_text(diagnosis_, ARCHFIT_TEXT_DEFAULT, &plain), ARCHFIT_OK);
-  ASSERT_EQ(archfit_diagnosis_text(diagnosis_, ARCHFIT_TEXT_COLOR | ARCHFIT_TEXT_DETAILS,
-                                   &coloured),
-            ARCHFIT_OK);
+  ASSERT_EQ(
+      archfit_diagnosis_text(diagnosis_, ARCHFIT_TEXT_COLOR | ARCHFIT_TEXT_DETAILS, &coloured),
+      ARCHFIT_OK);
   EXPECT_STREQ(plain, coloured);
   EXPECT_THAT(std::string(plain), HasSubstr("no-kernel-image (high confidence)\n"));
 }

@@ -52,9 +52,8 @@ archfit_status archfit_diagnosis_text(const archfit_diagnosis* diagnosis, uint32
     require_argument(diagnosis, "diagnosis");
     require_argument(out_text, "out_text");
     require_known_flags(flags);
-    std::call_once(diagnosis->text_once, [&] {
-      diagnosis->text = archfit::render::diagnosis_text(diagnosis->result);
-    });
+    std::call_once(diagnosis->text_once,
+                   [&] { diagnosis->text = archfit::render::diagnosis_text(diagnosis->result); });
     *out_text = diagnosis->text.c_str();
   });
 }
