@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
   std::string category, component;
   const double in_memory = median_ms(runs, [&] {
     const auto diagnosis = archfit::diagnose::diagnose(kb, log);
-    category = diagnosis.category;
+    category = archfit::kb::to_string(diagnosis.category);
     component = diagnosis.component ? diagnosis.component->name : "none";
   });
   const double kb_load =

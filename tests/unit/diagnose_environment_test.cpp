@@ -83,12 +83,12 @@ class DiagnoseEnvironment : public ::testing::Test {
 
 TEST_F(DiagnoseEnvironment, ACheckConfirmsTheComponentTheTracebackNamesInWords) {
   const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 5090"));
-  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
   ASSERT_TRUE(d.component);
   EXPECT_EQ(d.component->name, "xformers");
   EXPECT_EQ(d.component->version, "0.0.28.post1");
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "confirms");
   ASSERT_FALSE(d.environment->evidence.empty());
   EXPECT_EQ(d.environment->evidence[0].rfind(
                 "xformers 0.0.28.post1 has SASS for sm_80 and no PTX; your GPU is sm_120", 0),
@@ -99,7 +99,7 @@ TEST_F(DiagnoseEnvironment, ACheckConfirmsTheComponentTheTracebackNamesInWords) 
   EXPECT_NE(d.explanation.find("sm_120"), std::string::npos) << d.explanation;
   // The check's own fix for xformers leads.
   ASSERT_FALSE(d.fix.empty());
-  EXPECT_EQ(d.fix[0].rfind("xformers: ", 0), 0u) << d.fix[0];
+  EXPECT_EQ(d.fix[0].line().rfind("xformers: ", 0), 0u) << d.fix[0].line();
   EXPECT_NE(archfit::render::diagnosis_text(d).find(
                 "checked    confirms (archfit check): xformers 0.0.28.post1"),
             std::string::npos)
@@ -117,8 +117,9 @@ TEST_F(DiagnoseEnvironment, TheHeadlineNamesTheGpuTheComponentItsCauseAndTheOneC
   ASSERT_TRUE(d.environment);
   ASSERT_FALSE(d.environment->evidence.empty());
   EXPECT_EQ(d.headline->cause, d.environment->evidence.front());
-  ASSERT_FALSE(d.environment->commands.empty());
-  EXPECT_EQ(d.headline->command, d.environment->commands.front());
+  const auto commands = archfit::diagnose::fix_commands(d.environment->fix);
+  ASSERT_FALSE(commands.empty());
+  EXPECT_EQ(d.headline->command, commands.front());
   EXPECT_EQ(d.headline->command.rfind("pip install torch==", 0), 0u) << d.headline->command;
   EXPECT_EQ(d.headline->step.rfind("torch: ", 0), 0u) << d.headline->step;
   const auto json = to_json(d)["headline"];
@@ -143,7 +144,7 @@ TEST_F(DiagnoseEnvironment, OnAGpuTheComponentRunsOnTheCheckRefutesItAndNamesWha
   // sm_89: xformers' sm_80 SASS runs there; fastops' compute_90 PTX does not.
   const Diagnosis d = diagnosed(traceback_through(site_->root(), "xformers"), checked("RTX 4090"));
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "refutes");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "refutes");
   ASSERT_GE(d.environment->evidence.size(), 2u);
   EXPECT_NE(d.environment->evidence[0].find("your GPU is sm_89"), std::string::npos)
       << d.environment->evidence[0];
@@ -161,30 +162,30 @@ TEST_F(DiagnoseEnvironment, PyTorchsOwnErrorIsPinnedOnTheOneComponentTheCheckFin
   EXPECT_EQ(d.component->name, "fastops");
   EXPECT_EQ(d.component->version, "1.0");
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "confirms");
   EXPECT_NE(d.component->why.find("PyTorch has code for your GPU"), std::string::npos)
       << d.component->why;
   // The knowledge base's steps about PyTorch, and its "run archfit check",
   // are gone: the check found PyTorch runs, and has run.
-  for (const auto& step : d.fix) {
+  for (const auto& step : archfit::diagnose::fix_lines(d.fix)) {
     EXPECT_EQ(step.find("For PyTorch"), std::string::npos) << step;
     EXPECT_EQ(step.find("Run `archfit check`"), std::string::npos) << step;
   }
   // Without the environment, both are there.
   const Diagnosis alone = diagnose(kb(), std::string("torch.AcceleratorError: ") + kNoKernelImage);
   ASSERT_EQ(alone.fix.size(), 2u);
-  EXPECT_EQ(alone.fix[0].rfind("Run `archfit check`", 0), 0u);
-  EXPECT_EQ(alone.fix[1].rfind("For PyTorch", 0), 0u);
+  EXPECT_EQ(alone.fix[0].line().rfind("Run `archfit check`", 0), 0u);
+  EXPECT_EQ(alone.fix[1].line().rfind("For PyTorch", 0), 0u);
 }
 
 TEST_F(DiagnoseEnvironment, WithoutANamedComponentTheOnlyFailingOneIsNamed) {
   // A driver API name, no traceback, no package in the text.
   const Diagnosis d =
       diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("RTX 4090"));
-  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
   ASSERT_TRUE(d.component) << archfit::render::diagnosis_text(d);
   EXPECT_EQ(d.component->name, "fastops");
-  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "confirms");
 }
 
 TEST_F(DiagnoseEnvironment, WhenEverythingOnDiskRunsTheCheckSaysTheCodeCameFromElsewhere) {
@@ -196,7 +197,8 @@ TEST_F(DiagnoseEnvironment, WhenEverythingOnDiskRunsTheCheckSaysTheCodeCameFromE
   const Diagnosis d =
       diagnosed("cuModuleLoadData failed: CUDA_ERROR_NO_BINARY_FOR_GPU", checked("H100"));
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "refutes") << archfit::render::diagnosis_text(d);
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "refutes")
+      << archfit::render::diagnosis_text(d);
   ASSERT_GE(d.environment->evidence.size(), 2u);
   EXPECT_NE(d.environment->evidence[1].find("built at run time"), std::string::npos);
 }
@@ -206,9 +208,9 @@ TEST_F(DiagnoseEnvironment, PtxTooNewForTheDriverIsConfirmedOnTheComponentThatCa
   const Diagnosis d = diagnosed(
       "RuntimeError: CUDA error: the provided PTX was compiled with an unsupported toolchain.",
       checked("H100", "570.86"));
-  EXPECT_EQ(d.category, "ptx-too-new-for-driver");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "ptx-too-new-for-driver");
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "confirms");
   EXPECT_NE(d.environment->evidence[0].find("fastops"), std::string::npos)
       << d.environment->evidence[0];
 }
@@ -217,12 +219,12 @@ TEST_F(DiagnoseEnvironment, ADriverTooOldForTorchsCudaIsConfirmedAndANewOneRefut
   const std::string text = "CUDA driver version is insufficient for CUDA runtime version";
   const Diagnosis old_driver = diagnosed(text, checked("RTX 3090", "470.82"));
   ASSERT_TRUE(old_driver.environment);
-  EXPECT_EQ(old_driver.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(old_driver.environment->verdict), "confirms");
   EXPECT_NE(old_driver.environment->evidence[0].find("525"), std::string::npos);
   EXPECT_NE(old_driver.environment->evidence[0].find("CUDA 12.4"), std::string::npos)
       << old_driver.environment->evidence[0];
   const Diagnosis new_driver = diagnosed(text, checked("RTX 3090", "570.86"));
-  EXPECT_EQ(new_driver.environment->verdict, "refutes");
+  EXPECT_EQ(archfit::diagnose::to_string(new_driver.environment->verdict), "refutes");
 }
 
 TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
@@ -250,7 +252,7 @@ TEST_F(DiagnoseEnvironment, ANodePacksOwnCompiledCodeIsWeighedByItsFolder) {
   EXPECT_EQ(d.component->kind, "custom_node");
   EXPECT_EQ(d.component->name, "ComfyUI-FastOps");
   ASSERT_TRUE(d.environment);
-  EXPECT_EQ(d.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(d.environment->verdict), "confirms");
   EXPECT_EQ(d.environment->evidence[0].rfind(
                 "ComfyUI-FastOps has SASS for sm_80 and no PTX; your GPU is sm_120", 0),
             0u)
@@ -293,14 +295,16 @@ TEST(DiagnoseEnvironmentDocument, NoDeviceIsConfirmedByACpuTorchOrAnEmptyMachine
       {"name", "NVIDIA GeForce RTX 5090"}, {"sm", 120}, {"simulated", false}};
   const Diagnosis cpu_torch =
       diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cpu"));
-  EXPECT_EQ(cpu_torch.category, "no-device");
-  EXPECT_EQ(cpu_torch.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::kb::to_string(cpu_torch.category), "no-device");
+  EXPECT_EQ(archfit::diagnose::to_string(cpu_torch.environment->verdict), "confirms");
   EXPECT_NE(cpu_torch.environment->evidence[0].find("CPU-only"), std::string::npos);
-  EXPECT_EQ(diagnosed(real_machine(nlohmann::json::array(), "2.7.0+cu128")).environment->verdict,
-            "confirms");
+  EXPECT_EQ(
+      archfit::diagnose::to_string(
+          diagnosed(real_machine(nlohmann::json::array(), "2.7.0+cu128")).environment->verdict),
+      "confirms");
   const Diagnosis gpu_here =
       diagnosed(real_machine(nlohmann::json::array({rtx5090}), "2.7.0+cu128"));
-  EXPECT_EQ(gpu_here.environment->verdict, "refutes");
+  EXPECT_EQ(archfit::diagnose::to_string(gpu_here.environment->verdict), "refutes");
   EXPECT_NE(gpu_here.environment->evidence[0].find("CUDA_VISIBLE_DEVICES"), std::string::npos);
   EXPECT_EQ(gpu_here.environment->source, "report.json");
 }
@@ -325,7 +329,7 @@ TEST(DiagnoseHeadline, WithoutAnEnvironmentTheTitleSaysWhatTheTextTellsAndUnreco
   EXPECT_EQ(named.gpu, "NVIDIA GeForce RTX 5090");
   ASSERT_TRUE(named.environment);
   EXPECT_EQ(named.environment->source, "the message");
-  EXPECT_EQ(named.environment->verdict, "confirms");
+  EXPECT_EQ(archfit::diagnose::to_string(named.environment->verdict), "confirms");
   // CUDA's own text names no component: the title says what the text tells.
   const Diagnosis relayed = diagnose(
       kb(),

@@ -51,7 +51,7 @@ TEST(DiagnoseExplain, ACheckRunFirstUsesTheKnowledgeBaseExplainLoadedOnce) {
   request.check = gpu_only("RTX 5090");
   const auto resources = resources_of(ARCHFIT_KB_SOURCE_DIR);
   const auto diagnosis = explain(request, resources);
-  EXPECT_EQ(diagnosis.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(diagnosis.category), "no-kernel-image");
   ASSERT_TRUE(diagnosis.environment);
   ASSERT_FALSE(diagnosis.environment->devices.empty());
   EXPECT_NE(diagnosis.environment->devices.front().find("RTX 5090"), std::string::npos)

@@ -45,7 +45,7 @@ TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
     const std::string expected = entry["category"].as<std::string>();
     SCOPED_TRACE(file);
     const Diagnosis d = diagnose(kb(), read_bytes(kCorpus / file));
-    EXPECT_EQ(d.category, expected) << archfit::render::diagnosis_text(d);
+    EXPECT_EQ(archfit::kb::to_string(d.category), expected) << archfit::render::diagnosis_text(d);
     ++per_category[expected];
     if (entry["component"]) {
       EXPECT_TRUE(d.component.has_value()) << archfit::render::diagnosis_text(d);
@@ -66,7 +66,8 @@ TEST(DiagnoseCorpus, EveryTextGetsItsCategoryAndComponent) {
     EXPECT_NO_THROW(json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
   }
   for (const auto& signature : kb().error_signatures())
-    EXPECT_GE(per_category[signature.category], 2) << "too few texts of " << signature.category;
+    EXPECT_GE(per_category[std::string(archfit::kb::to_string(signature.category))], 2)
+        << "too few texts of " << archfit::kb::to_string(signature.category);
   EXPECT_GE(per_category["not-recognised"], 2);
 }
 
@@ -85,7 +86,8 @@ TEST(DiagnoseCorpus, EveryPatternOfTheKnowledgeBaseHasATextItDiagnoses) {
   for (const auto& signature : kb().error_signatures())
     for (const auto& pattern : signature.patterns)
       EXPECT_TRUE(diagnosed_by.count(pattern))
-          << signature.category << ": no corpus text is diagnosed by '" << pattern << "'";
+          << archfit::kb::to_string(signature.category) << ": no corpus text is diagnosed by '"
+          << pattern << "'";
   const auto held = [&](const std::regex& regex) {
     return std::any_of(texts.begin(), texts.end(),
                        [&](const std::string& text) { return std::regex_search(text, regex); });
@@ -113,8 +115,8 @@ TEST(DiagnoseText, TheLastOfTwoTracebacksIsTheError) {
       "CUDA kernel errors might be asynchronously reported at some other API call, so the "
       "stacktrace below might be incorrect.\n\nPrompt executed in 1.00 seconds\n";
   const Diagnosis d = diagnose(kb(), log);
-  EXPECT_EQ(d.category, "no-kernel-image");
-  EXPECT_EQ(d.confidence, "high");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
+  EXPECT_EQ(archfit::diagnose::to_string(d.confidence), "high");
   EXPECT_EQ(d.error.exception_type, "RuntimeError");
   EXPECT_EQ(d.error.message.rfind("CUDA error: no kernel image", 0), 0u) << d.error.message;
   EXPECT_EQ(d.error.message.find("Prompt executed"), std::string::npos);
@@ -146,14 +148,14 @@ TEST(DiagnoseText, TheGpuArchComesFromWhatTheMessageSaysOfTheGpu) {
       "UserWarning: NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with "
       "the current PyTorch installation.\nThe current PyTorch install supports CUDA "
       "capabilities sm_50 sm_60 sm_70 sm_75 sm_80 sm_86 sm_90.");
-  EXPECT_EQ(warning.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(warning.category), "no-kernel-image");
   EXPECT_EQ(warning.sm, "sm_120");
   EXPECT_NE(warning.explanation.find("sm_120"), std::string::npos);
   // SageAttention names the kernel it wanted, not the GPU.
   const Diagnosis sage = diagnose(kb(),
                                   "Error running sage attention: SM89 kernel is not "
                                   "available, using pytorch attention instead");
-  EXPECT_EQ(sage.category, "library-arch-mismatch");
+  EXPECT_EQ(archfit::kb::to_string(sage.category), "library-arch-mismatch");
   EXPECT_EQ(sage.sm, "");
 }
 
@@ -164,19 +166,19 @@ TEST(DiagnoseText, AnAsyncErrorSaysTheStackMayLieAndGivesTheRerunCommand) {
       "  File \"C:\\ComfyUI_windows_portable\\python_embeded\\Lib\\site-packages\\torch\\x.py\", "
       "line 1, in f\n    g()\nRuntimeError: CUDA error: an illegal memory access was "
       "encountered\n");
-  EXPECT_EQ(d.category, "async-error");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "async-error");
   ASSERT_FALSE(d.fix.empty());
-  EXPECT_NE(d.fix[0].find("set CUDA_LAUNCH_BLOCKING=1 && .\\python_embeded\\python.exe"),
+  EXPECT_NE(d.fix[0].line().find("set CUDA_LAUNCH_BLOCKING=1 && .\\python_embeded\\python.exe"),
             std::string::npos)
-      << d.fix[0];
+      << d.fix[0].line();
 }
 
 TEST(DiagnoseText, ACudaErrorNumberAloneIsRecognisedWithMediumConfidence) {
   DiagnoseOptions options;
   options.cuda_error = 209;
   const Diagnosis d = diagnose(kb(), "the op failed", options);
-  EXPECT_EQ(d.category, "no-kernel-image");
-  EXPECT_EQ(d.confidence, "medium");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
+  EXPECT_EQ(archfit::diagnose::to_string(d.confidence), "medium");
 }
 
 TEST(DiagnoseText, ATracebackGivenApartNamesTheComponentOfTheMessage) {
@@ -187,7 +189,7 @@ TEST(DiagnoseText, ATracebackGivenApartNamesTheComponentOfTheMessage) {
       "    g()\n"
       "RuntimeError: CUDA error: no kernel image is available for execution on the device\n";
   const Diagnosis d = diagnose(kb(), "the op failed", options);
-  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
   ASSERT_TRUE(d.component);
   EXPECT_EQ(d.component->name, "bitsandbytes");
 }
@@ -203,7 +205,7 @@ TEST(DiagnoseText, DockerComposePrefixesLeaveEveryLineOfTheMessage) {
       "comfyui-1  | CUDA kernel errors might be asynchronously reported at some other API call\n"
       "comfyui-1 exited with code 1\n";
   const Diagnosis d = diagnose(kb(), traceback);
-  EXPECT_EQ(d.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image");
   EXPECT_EQ(d.error.exception_type, "RuntimeError");
   EXPECT_EQ(d.error.message,
             "CUDA error: no kernel image is available for execution on the device\n"
@@ -230,7 +232,7 @@ TEST(DiagnoseText, PaddingBeforeTheErrorOnItsLineIsNotPartOfTheMessage) {
        {std::string(1 << 20, ' '), std::string(1 << 20, '\0'), std::string("45%|####  |\r"),
         std::string(1 << 20, '\0') + "  \t"}) {
     const Diagnosis d = diagnose(kb(), "got prompt\n" + padding + error + "\n");
-    EXPECT_EQ(d.category, "no-kernel-image") << padding.size();
+    EXPECT_EQ(archfit::kb::to_string(d.category), "no-kernel-image") << padding.size();
     EXPECT_EQ(d.error.exception_type, "RuntimeError") << padding.size();
     EXPECT_EQ(d.error.message.rfind("CUDA error: no kernel image", 0), 0u) << padding.size();
   }
@@ -239,11 +241,11 @@ TEST(DiagnoseText, PaddingBeforeTheErrorOnItsLineIsNotPartOfTheMessage) {
                                     "Traceback (most recent call last):\n  File \"/x.py\", "
                                     "line 1, in f\n" +
                                         std::string(1 << 20, '\0') + error);
-  EXPECT_EQ(traced.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(traced.category), "no-kernel-image");
   EXPECT_EQ(traced.error.exception_type, "RuntimeError");
   // A line longer than a message may be: its end is read, and bounded.
   const Diagnosis long_line = diagnose(kb(), std::string(4 << 20, 'x') + " " + error);
-  EXPECT_EQ(long_line.category, "no-kernel-image");
+  EXPECT_EQ(archfit::kb::to_string(long_line.category), "no-kernel-image");
   EXPECT_LE(long_line.error.message.size(), kMaxErrorBytes);
 }
 
@@ -267,11 +269,36 @@ TEST(DiagnoseText, EmptyBinaryHugeAndUnknownInputsAreNotRecognisedWithoutCrashin
   EXPECT_LE(long_line.error.message.size(), kMaxErrorBytes);
   const Diagnosis unknown = diagnose(kb(), "KeyError: 'model'");
   EXPECT_FALSE(unknown.recognised());
-  EXPECT_EQ(unknown.confidence, "none");
+  EXPECT_EQ(archfit::diagnose::to_string(unknown.confidence), "none");
   EXPECT_EQ(unknown.error.exception_type, "KeyError");
   ASSERT_FALSE(unknown.notes.empty());
   // A truncated traceback: frames and no exception line.
   EXPECT_NO_THROW(diagnose(kb(), "Traceback (most recent call last):\n  File \"/a.py\", line"));
+}
+
+}  // namespace
+
+namespace {
+
+// A fix is steps, not strings (issue 32): what a step fixes is its `about`,
+// never a "Name: " prefix read back; only steps made for the environment are
+// commands a headline may offer.
+TEST(DiagnoseFixSteps, AStepSaysWhatItFixesAndOnlyEnvironmentCommandsAreCommands) {
+  const archfit::diagnose::FixStep sentence{
+      .about = "xformers", .text = "upgrade it", .command = ""};
+  const archfit::diagnose::FixStep command{.about = "xformers", .text = "", .command = "run this"};
+  const archfit::diagnose::FixStep generic{
+      .about = "", .text = "xformers: looks named", .command = ""};
+  EXPECT_EQ(sentence.line(), "xformers: upgrade it");
+  EXPECT_EQ(command.line(), "run this");
+  EXPECT_EQ(generic.line(), "xformers: looks named");
+  EXPECT_TRUE(sentence.names("xformers"));
+  EXPECT_FALSE(command.names("xformers"));  // a command alone does not name what it fixes
+  EXPECT_FALSE(generic.names("xformers"));  // words that look like a name are not one
+  EXPECT_EQ(archfit::diagnose::fix_commands({sentence, command, generic}),
+            std::vector<std::string>{"run this"});
+  EXPECT_EQ(archfit::diagnose::fix_lines({sentence, command}),
+            (std::vector<std::string>{"xformers: upgrade it", "run this"}));
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <random>
+#include <set>
 
 #include "kb/knowledge_base.hpp"
 
@@ -781,4 +783,33 @@ TEST(KbLoader, ErrorPatternsNameTheirLibraryAndMessageFactsTheirForm) {
                          "    title: t\n    explanation: e\n    source: s\n    fix: [f]\n")
                 .field(),
             "signatures[0].patterns[0].source");
+}
+
+// The error categories are one table (issue 32), as the verdicts are: each
+// once, read back from its name, and errors.yaml uses nothing else; the
+// JSON reference lists exactly these.
+TEST(ErrorCategories, OneTableHoldsEachCategoryOnceAndTheDocsAndKnowledgeBaseUseIt) {
+  using archfit::kb::ErrorCategory;
+  const auto table = archfit::kb::error_category_table();
+  ASSERT_EQ(table.front().category, ErrorCategory::not_recognised);
+  std::set<std::string_view> names;
+  for (const auto& facts : table) {
+    EXPECT_TRUE(names.insert(facts.name).second) << facts.name;
+    EXPECT_EQ(archfit::kb::to_string(facts.category), facts.name);
+    EXPECT_EQ(archfit::kb::error_category_from_string(facts.name), facts.category);
+    EXPECT_FALSE(facts.meaning.empty()) << facts.name;
+  }
+  EXPECT_FALSE(archfit::kb::error_category_from_string("no-such-category"));
+  EXPECT_TRUE(archfit::kb::is_about_architecture(ErrorCategory::invalid_device_function));
+  EXPECT_FALSE(archfit::kb::is_about_architecture(ErrorCategory::out_of_memory));
+  std::set<ErrorCategory> used;
+  for (const auto& signature : real_kb().error_signatures()) {
+    EXPECT_NE(signature.category, ErrorCategory::not_recognised);
+    used.insert(signature.category);
+  }
+  EXPECT_EQ(used.size(), table.size() - 1) << "a category no errors.yaml signature gives";
+  std::ifstream reference(fs::path(__FILE__).parent_path() / "../../docs/diagnosis-json.md");
+  const std::string text((std::istreambuf_iterator<char>(reference)), {});
+  for (const auto& facts : table)
+    EXPECT_NE(text.find(std::string(facts.name)), std::string::npos) << facts.name;
 }

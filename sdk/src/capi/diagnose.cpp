@@ -76,6 +76,7 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
     auto diagnosis = std::make_unique<archfit_diagnosis>();
     try {
       diagnosis->result = context->session.explain(request, choices);
+      diagnosis->fix = archfit::diagnose::fix_lines(diagnosis->result.fix);
     } catch (const diagnose::ExplainError& error) {
       throw invalid(error.what());
     } catch (const check::CheckError& error) {
@@ -95,8 +96,10 @@ archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
     const diagnose::Diagnosis& d = diagnosis->result;
     archfit_diagnosis_info info{};
     info.recognised = d.recognised() ? 1 : 0;
-    info.category = d.category.c_str();
-    info.confidence = d.confidence.c_str();
+    // The names are string literals (kb/error_category.cpp, diagnose/diagnosis.cpp):
+    // NUL-terminated, static.
+    info.category = archfit::kb::to_string(d.category).data();
+    info.confidence = archfit::diagnose::to_string(d.confidence).data();
     info.explanation = d.explanation.c_str();
     info.sm = d.sm.c_str();
     if (d.component) {
@@ -105,7 +108,8 @@ archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
       info.component_version = d.component->version.c_str();
       info.component_path = d.component->path.c_str();
     }
-    info.environment = d.environment ? d.environment->verdict.c_str() : nullptr;
+    info.environment =
+        d.environment ? archfit::diagnose::to_string(d.environment->verdict).data() : nullptr;
     info.fix_count = d.fix.size();
     info.evidence_count = d.environment ? d.environment->evidence.size() : 0;
     write_output(out_info, info, offsetof(archfit_diagnosis_info, evidence_count) + sizeof(size_t),
@@ -114,8 +118,7 @@ archfit_status archfit_diagnosis_get_info(const archfit_diagnosis* diagnosis,
 }
 
 const char* archfit_diagnosis_fix(const archfit_diagnosis* diagnosis, size_t index) noexcept {
-  const auto* d = result_of(diagnosis);
-  return d && index < d->fix.size() ? d->fix[index].c_str() : nullptr;
+  return diagnosis && index < diagnosis->fix.size() ? diagnosis->fix[index].c_str() : nullptr;
 }
 
 const char* archfit_diagnosis_evidence(const archfit_diagnosis* diagnosis, size_t index) noexcept {

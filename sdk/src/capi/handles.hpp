@@ -47,6 +47,7 @@ struct archfit_report {
 
 struct archfit_diagnosis {
   archfit::diagnose::Diagnosis result;
+  std::vector<std::string> fix;  // result.fix's lines, which archfit_diagnosis_fix lends out
   mutable std::once_flag json_once;
   mutable std::string json;
   mutable std::once_flag text_once;  // archfit_diagnosis_text's

@@ -14,6 +14,49 @@
 
 namespace archfit::diagnose {
 
+std::string FixStep::line() const {
+  if (!command.empty()) return command;
+  return about.empty() ? text : about + ": " + text;
+}
+
+std::vector<std::string> fix_lines(const std::vector<FixStep>& steps) {
+  std::vector<std::string> lines;
+  for (const auto& step : steps) lines.push_back(step.line());
+  return lines;
+}
+
+std::vector<std::string> fix_commands(const std::vector<FixStep>& steps) {
+  std::vector<std::string> commands;
+  for (const auto& step : steps) {
+    if (!step.command.empty()) commands.push_back(step.command);
+  }
+  return commands;
+}
+
+std::string_view to_string(FindingVerdict verdict) {
+  switch (verdict) {
+    case FindingVerdict::confirms:
+      return "confirms";
+    case FindingVerdict::refutes:
+      return "refutes";
+    case FindingVerdict::inconclusive:
+      break;
+  }
+  return "inconclusive";
+}
+
+std::string_view to_string(Confidence confidence) {
+  switch (confidence) {
+    case Confidence::high:
+      return "high";
+    case Confidence::medium:
+      return "medium";
+    case Confidence::none:
+      break;
+  }
+  return "none";
+}
+
 namespace {
 
 // What the message says about the GPU itself (never the arch a library
@@ -74,7 +117,7 @@ std::optional<EnvironmentFinding> built_for_finding(const kb::KnowledgeBase& kb,
     EnvironmentFinding finding;
     finding.source = "the message";
     const bool runs = verdict == compat::Verdict::native || verdict == compat::Verdict::ptx_jit;
-    finding.verdict = runs ? "refutes" : "confirms";
+    finding.verdict = runs ? FindingVerdict::refutes : FindingVerdict::confirms;
     finding.evidence.push_back(built.origin.library + "'s message says it was built for " + said +
                                "; your GPU is " + sm + ": " +
                                (runs ? "one of them runs there" : "none of them runs there"));
@@ -116,8 +159,8 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
   // The component is named when the check confirms it (or there is no
   // check); else, when the check found stacks that fail, the first one is the
   // finding worth a title; else the signature's plain title.
-  const bool confirmed =
-      d.environment && d.environment->verdict == "confirms" && !d.environment->evidence.empty();
+  const bool confirmed = d.environment && d.environment->verdict == FindingVerdict::confirms &&
+                         !d.environment->evidence.empty();
   const bool stack_found =
       d.environment && !d.environment->stack_title.empty() && !(confirmed && d.component);
   // A confirmed component that anchors a stack is said as the check says it
@@ -147,11 +190,12 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
   headline.cause = stack_found ? d.environment->stack_evidence
                    : confirmed ? d.environment->evidence.front()
                                : first_sentence(d.explanation);
+  const auto commands = fix_commands(d.fix);
   if (!rerun_command.empty())
     headline.command = rerun_command;
-  else if (!d.commands.empty())
-    headline.command = d.commands.front();
-  if (!d.fix.empty()) headline.step = d.fix.front();
+  else if (!commands.empty())
+    headline.command = commands.front();
+  if (!d.fix.empty()) headline.step = d.fix.front().line();
   return headline;
 }
 
@@ -160,7 +204,9 @@ Headline make_headline(const kb::ErrorSignature& signature, const Diagnosis& d,
 // table, as the check would give it for an installed torch it cannot see.
 void add_torch_build_for_arch(const kb::KnowledgeBase& kb, Diagnosis& d) {
   if (!d.component || d.component->name != "torch" || d.sm.empty()) return;
-  if (d.category != "no-kernel-image" && d.category != "invalid-device-function") return;
+  if (d.category != kb::ErrorCategory::no_kernel_image &&
+      d.category != kb::ErrorCategory::invalid_device_function)
+    return;
   check::DeviceInfo device;
   try {
     device.cc = compat::parse_compute_capability(d.sm);
@@ -172,9 +218,9 @@ void add_torch_build_for_arch(const kb::KnowledgeBase& kb, Diagnosis& d) {
   installed.torch = d.component->version;
   const check::Fix fix = check::torch_stack_fix({device}, std::nullopt, installed, kb);
   if (fix.summary.empty()) return;
-  d.fix.push_back("torch: " + fix.summary);
-  d.fix.insert(d.fix.end(), fix.commands.begin(), fix.commands.end());
-  d.commands = fix.commands;
+  d.fix.push_back({.about = "torch", .text = fix.summary, .command = ""});
+  for (const auto& command : fix.commands)
+    d.fix.push_back({.about = "torch", .text = "", .command = command});
 }
 
 bool windows_paths(const ErrorText& error) {
@@ -223,17 +269,18 @@ const kb::ErrorSignature* first_match(const kb::KnowledgeBase& kb, const std::st
 
 // The fix steps that name the component: the knowledge base's recipe for it
 // on this arch, or where to look for a node pack.
-std::vector<std::string> component_steps(const kb::KnowledgeBase& kb, const Diagnosis& d) {
-  std::vector<std::string> steps;
+std::vector<FixStep> component_steps(const kb::KnowledgeBase& kb, const Diagnosis& d) {
+  std::vector<FixStep> steps;
   if (!d.component) return steps;
   if (d.component->kind == "custom_node") {
-    if (d.category == "no-kernel-image" || d.category == "library-arch-mismatch" ||
-        d.category == "invalid-device-function")
-      steps.push_back("The error came through the node pack " + d.component->name +
-                      " (custom_nodes/" + d.component->name +
-                      "); `archfit check --comfyui PATH/TO/ComfyUI` shows whether its own "
-                      "compiled code or PyTorch lacks " +
-                      (d.sm.empty() ? std::string("your GPU's arch") : d.sm) + ".");
+    if (kb::is_about_architecture(d.category))
+      steps.push_back({.about = "",
+                       .text = "The error came through the node pack " + d.component->name +
+                               " (custom_nodes/" + d.component->name +
+                               "); `archfit check --comfyui PATH/TO/ComfyUI` shows whether its "
+                               "own compiled code or PyTorch lacks " +
+                               (d.sm.empty() ? std::string("your GPU's arch") : d.sm) + ".",
+                       .command = ""});
     return steps;
   }
   if (d.sm.empty()) return steps;
@@ -241,10 +288,12 @@ std::vector<std::string> component_steps(const kb::KnowledgeBase& kb, const Diag
     const auto cc = compat::parse_compute_capability(d.sm);
     if (const auto advice = kb.component_advice(d.component->name, cc)) {
       for (const auto* fix : advice->fixes)
-        steps.push_back(d.component->name + ": " + fix->summary);
-      for (const auto& command : advice->commands) steps.push_back(command);
+        steps.push_back({.about = d.component->name, .text = fix->summary, .command = ""});
+      // Recipes, not made for this environment: sentences (FixStep).
+      for (const auto& command : advice->commands)
+        steps.push_back({.about = "", .text = command, .command = ""});
       if (advice->commands.empty() && !advice->rebuild_command.empty())
-        steps.push_back(advice->rebuild_command);
+        steps.push_back({.about = "", .text = advice->rebuild_command, .command = ""});
     }
   } catch (const std::exception&) {
     // An arch the rule table does not parse: the generic steps stand.
@@ -324,9 +373,9 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   const kb::PatternOrigin* origin = nullptr;
   const kb::ErrorSignature* signature = first_match(kb, d.error.message, d, origin);
   if (signature) {
-    d.confidence = "high";
+    d.confidence = Confidence::high;
   } else if ((signature = first_match(kb, d.error.context, d, origin))) {
-    d.confidence = "medium";
+    d.confidence = Confidence::medium;
     d.notes.push_back("matched in the text around the error, not in its message: \"" + d.matched +
                       "\"");
   } else if (options.cuda_error) {
@@ -338,7 +387,7 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
       }
     }
     if (signature) {
-      d.confidence = "medium";
+      d.confidence = Confidence::medium;
       d.matched = "CUDA error " + std::to_string(*options.cuda_error);
     }
   }
@@ -384,7 +433,6 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   d.explanation = fill_sm(signature->explanation, d.sm);
   d.source = signature->provenance.source;
   if (d.environment) d.fix = d.environment->fix;
-  if (d.environment) d.commands = d.environment->commands;
   if (d.fix.empty() && !options.environment) add_torch_build_for_arch(kb, d);
   if (d.fix.empty()) d.fix = component_steps(kb, d);
   for (const auto& step : signature->fix) {
@@ -394,7 +442,7 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
     // Not needed where a fix for that component already leads.
     if (!options.environment && !step.about.empty() &&
         std::any_of(d.fix.begin(), d.fix.end(),
-                    [&](const std::string& fix) { return fix.starts_with(step.about + ": "); }))
+                    [&](const FixStep& fix) { return fix.names(step.about); }))
       continue;
     if (options.environment && !step.about.empty()) {
       // Not needed where the check finds the component runs; said exactly
@@ -406,24 +454,26 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
         std::vector<std::string> names = {about->name};
         for (const auto& stack : options.environment->stacks)
           if (stack.anchor == about->name) names.push_back(stack.name);
-        return std::any_of(d.fix.begin(), d.fix.end(), [&](const std::string& fix) {
+        return std::any_of(d.fix.begin(), d.fix.end(), [&](const FixStep& fix) {
           return std::any_of(names.begin(), names.end(),
-                             [&](const std::string& name) { return fix.starts_with(name + ": "); });
+                             [&](const std::string& name) { return fix.names(name); });
         });
       };
       if (about && (about->runs() || fixed_by_check())) continue;
     }
-    d.fix.push_back(fill_sm(step.text, d.sm));
+    d.fix.push_back({.about = "", .text = fill_sm(step.text, d.sm), .command = ""});
   }
   std::string rerun_command;
-  if (d.category == "async-error") {
+  if (d.category == kb::ErrorCategory::async_error) {
     rerun_command = launch_blocking_command(d.error);
-    d.fix.insert(d.fix.begin(), "Rerun with: " + rerun_command);
+    d.fix.insert(d.fix.begin(),
+                 {.about = "", .text = "Rerun with: " + rerun_command, .command = ""});
     d.notes.push_back(
         "the traceback may point at the wrong call: CUDA reports a kernel's failure "
         "at a later call");
   }
-  if (d.category == "out-of-memory") d.notes.push_back("not an architecture problem");
+  if (d.category == kb::ErrorCategory::out_of_memory)
+    d.notes.push_back("not an architecture problem");
   d.headline = make_headline(*signature, d, options.environment, rerun_command);
   return d;
 }
@@ -441,7 +491,7 @@ nlohmann::json to_json(const Diagnosis& d) {
                  {"why", d.component->why}};
   nlohmann::json environment = nullptr;
   if (d.environment)
-    environment = {{"verdict", d.environment->verdict},
+    environment = {{"verdict", to_string(d.environment->verdict)},
                    {"evidence", d.environment->evidence},
                    {"source", d.environment->source},
                    {"devices", d.environment->devices}};
@@ -452,12 +502,12 @@ nlohmann::json to_json(const Diagnosis& d) {
                 {"command", d.headline->command},
                 {"step", d.headline->step}};
   return {{"schema", kDiagnosisSchema},
-          {"category", d.category},
+          {"category", kb::to_string(d.category)},
           {"recognised", d.recognised()},
-          {"confidence", d.confidence},
+          {"confidence", to_string(d.confidence)},
           {"component", component},
           {"explanation", d.explanation},
-          {"fix", d.fix},
+          {"fix", fix_lines(d.fix)},
           {"matched", d.matched},
           {"pattern", d.pattern},
           {"source", d.source},

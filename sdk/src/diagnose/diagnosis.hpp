@@ -27,19 +27,47 @@ struct DiagnoseOptions {
   const check::ReportedEnvironment* environment = nullptr;
 };
 
+// What the environment says of the cause: the check finds what the error
+// says (the component has no code for the GPU, the driver is too old, …),
+// the opposite, or it cannot tell.
+enum class FindingVerdict { inconclusive, confirms, refutes };
+std::string_view to_string(FindingVerdict verdict);  // "confirms", …: static literals
+
+// How sure the category is: the error's own message matched (high); only the
+// text around it, or only the CUDA error number (medium); nothing (none).
+enum class Confidence { none, medium, high };
+std::string_view to_string(Confidence confidence);  // "high", …: static literals
+
+// One step of a fix. `about` is the component or stack it fixes ("xformers",
+// "PyTorch"; "" for a step that names none); a step is a sentence or a shell
+// command made for this environment (the check's exact fix, the torch build
+// for the error's arch), never both. A knowledge-base recipe that is not
+// made for the environment (components.yaml's commands, with a bare pip) is
+// a sentence: shown, never the one command a headline offers.
+struct FixStep {
+  std::string about;
+  std::string text;
+  std::string command;
+
+  // As the fix list writes it: the command; "about: text"; or the text.
+  std::string line() const;
+  // A sentence that names `name` as what it fixes ("xformers: upgrade …").
+  bool names(std::string_view name) const { return about == name && !text.empty(); }
+};
+
+// The lines of a fix, and its commands in order.
+std::vector<std::string> fix_lines(const std::vector<FixStep>& steps);
+std::vector<std::string> fix_commands(const std::vector<FixStep>& steps);
+
 // What the environment says of the cause (weigh.hpp).
 struct EnvironmentFinding {
-  // "confirms": the check finds what the error says (the component has no
-  // code for the GPU, the driver is too old, …); "refutes": it finds the
-  // opposite; "inconclusive": it cannot tell.
-  std::string verdict = "inconclusive";
+  FindingVerdict verdict = FindingVerdict::inconclusive;
   std::vector<std::string> evidence;  // sentences, the decisive one first
   std::string source;                 // "archfit check", or the report's path
   std::vector<std::string> devices;   // "GeForce RTX 5090 (sm_120, simulated)"
   // The check's own fixes for what it finds failing (exact for the installed
   // versions and every GPU); they lead Diagnosis::fix.
-  std::vector<std::string> fix;
-  std::vector<std::string> commands;  // the shell commands among `fix`, in order
+  std::vector<FixStep> fix;
   std::string gpu;  // the device the finding is about ("GeForce RTX 5090"); "" when none
   // When the finding lists what fails by stack: the first one's title ("RTX
   // 5090 cannot run PyTorch 2.5.1+cu124") and its evidence.
@@ -58,19 +86,15 @@ struct Headline {
 };
 
 struct Diagnosis {
-  // errors.yaml's categories, or "not-recognised".
-  std::string category = "not-recognised";
-  // "high": the error's own message matched; "medium": only the text around
-  // it, or only the CUDA error number; "none": not recognised.
-  std::string confidence = "none";
+  kb::ErrorCategory category = kb::ErrorCategory::not_recognised;
+  Confidence confidence = Confidence::none;
   std::optional<Culprit> component;
   std::string explanation;
-  std::vector<std::string> fix;
-  std::vector<std::string> commands;  // the shell commands among `fix`, in order
-  std::string matched;                // the words the signature matched
-  std::string pattern;                // the errors.yaml pattern that matched them; "" when none
-  std::string source;                 // where the signature's facts come from
-  std::string sm;                     // "sm_120" when the text names the GPU's arch; else ""
+  std::vector<FixStep> fix;
+  std::string matched;  // the words the signature matched
+  std::string pattern;  // the errors.yaml pattern that matched them; "" when none
+  std::string source;   // where the signature's facts come from
+  std::string sm;       // "sm_120" when the text names the GPU's arch; else ""
   std::string gpu;  // the GPU's name when the text gives it ("NVIDIA GeForce RTX 5090"); else ""
   std::vector<std::string> notes;                 // what else the text tells
   std::optional<EnvironmentFinding> environment;  // with DiagnoseOptions::environment only
@@ -80,7 +104,7 @@ struct Diagnosis {
   std::optional<kb::PatternOrigin> printed_by;
   ErrorText error;
 
-  bool recognised() const { return category != "not-recognised"; }
+  bool recognised() const { return category != kb::ErrorCategory::not_recognised; }
 };
 
 Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,

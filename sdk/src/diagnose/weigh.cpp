@@ -113,15 +113,18 @@ std::vector<const check::ReportedComponent*> failing(
   return out;
 }
 
-// The check's fix for a component it finds failing: "<name>: <summary>"
-// and its commands. Exact for the installed version and every GPU judged.
+// The check's fix for what it finds failing ("<name>: <summary>", then its
+// commands), exact for the installed version and every GPU judged.
+void add_fix(const std::string& name, const std::string& summary,
+             const std::vector<std::string>& commands, EnvironmentFinding& finding) {
+  finding.fix.push_back({.about = name, .text = summary, .command = ""});
+  for (const auto& command : commands)
+    finding.fix.push_back({.about = name, .text = "", .command = command});
+}
+
 void add_fix(const check::ReportedComponent& component, EnvironmentFinding& finding) {
   if (component.runs() || component.fix_summary.empty()) return;
-  finding.fix.push_back(component.name + ": " + component.fix_summary);
-  finding.fix.insert(finding.fix.end(), component.fix_commands.begin(),
-                     component.fix_commands.end());
-  finding.commands.insert(finding.commands.end(), component.fix_commands.begin(),
-                          component.fix_commands.end());
+  add_fix(component.name, component.fix_summary, component.fix_commands, finding);
 }
 
 void add_fixes(const std::vector<const check::ReportedComponent*>& components,
@@ -180,10 +183,7 @@ void add_what_fails(const std::vector<const check::ReportedComponent*>& componen
   for (size_t i = 0; i < stacks.size() && i < kFixed; ++i) {
     const auto& stack = *stacks[i];
     if (stack.fix_summary.empty()) continue;
-    finding.fix.push_back(stack.name + ": " + stack.fix_summary);
-    finding.fix.insert(finding.fix.end(), stack.fix_commands.begin(), stack.fix_commands.end());
-    finding.commands.insert(finding.commands.end(), stack.fix_commands.begin(),
-                            stack.fix_commands.end());
+    add_fix(stack.name, stack.fix_summary, stack.fix_commands, finding);
   }
   finding.stack_title = stacks.front()->title;
   finding.stack_evidence = stacks.front()->name + ": " + stacks.front()->evidence;
@@ -210,7 +210,7 @@ void weigh_arch(Diagnosis& d, const check::ReportedEnvironment& environment,
   const check::ReportedComponent* mine =
       d.component ? environment.component(d.component->name) : nullptr;
   if (mine && (mine->fails() || mine->verdict.is(compat::Verdict::relocatable_only))) {
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     finding.evidence.push_back(component_sentence(*mine, environment));
     add_fix(*mine, finding);
     return;
@@ -223,13 +223,13 @@ void weigh_arch(Diagnosis& d, const check::ReportedEnvironment& environment,
                                  "PyTorch raised it, but the check finds PyTorch has code for "
                                  "your GPU and " +
                                      fails.front()->name + " has none");
-      finding.verdict = "confirms";
+      finding.verdict = FindingVerdict::confirms;
       finding.evidence.push_back(component_sentence(*fails.front(), environment));
       finding.evidence.push_back(component_sentence(*mine, environment));
       add_fix(*fails.front(), finding);
       return;
     }
-    finding.verdict = "refutes";
+    finding.verdict = FindingVerdict::refutes;
     finding.evidence.push_back(component_sentence(*mine, environment));
     if (!fails.empty()) {
       add_what_fails(fails, environment, finding);
@@ -247,17 +247,17 @@ void weigh_arch(Diagnosis& d, const check::ReportedEnvironment& environment,
     d.component = culprit_from(*fails.front(),
                                "the traceback names no component, and it is the only one the "
                                "check finds failing");
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     finding.evidence.push_back(component_sentence(*fails.front(), environment));
     add_fix(*fails.front(), finding);
     return;
   }
   if (!fails.empty()) {
     // Something in the environment does lack code for the GPU.
-    if (!d.component) finding.verdict = "confirms";
+    if (!d.component) finding.verdict = FindingVerdict::confirms;
     add_what_fails(fails, environment, finding);
   } else if (!environment.components.empty()) {
-    if (!d.component) finding.verdict = "refutes";
+    if (!d.component) finding.verdict = FindingVerdict::refutes;
     finding.evidence.push_back(every_component_runs(environment, d.sm));
     finding.evidence.push_back(kNotOnDisk);
   } else {
@@ -277,7 +277,7 @@ void weigh_ptx_too_new(Diagnosis& d, const check::ReportedEnvironment& environme
   const check::ReportedComponent* mine =
       d.component ? environment.component(d.component->name) : nullptr;
   if (!too_new.empty()) {
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     if (mine && mine->verdict.is(compat::Verdict::ptx_too_new_for_driver)) {
       finding.evidence.push_back(component_sentence(*mine, environment));
       add_fix(*mine, finding);
@@ -313,7 +313,7 @@ void weigh_driver_too_old(const check::ReportedEnvironment& environment,
                           EnvironmentFinding& finding) {
   if (environment.driver_version.empty()) {
     if (!environment.driver_simulated) {
-      finding.verdict = "confirms";
+      finding.verdict = FindingVerdict::confirms;
       finding.evidence.push_back(
           "archfit found no NVIDIA driver (libcuda.so.1) on this machine; the CUDA runtime "
           "reports a missing driver as an insufficient one");
@@ -322,7 +322,7 @@ void weigh_driver_too_old(const check::ReportedEnvironment& environment,
   }
   for (const auto& stack : environment.stacks) {
     if (!stack.verdict.is(compat::Verdict::driver_too_old)) continue;
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     finding.evidence.push_back(stack.name + ": " + stack.evidence);
     return;
   }
@@ -331,7 +331,7 @@ void weigh_driver_too_old(const check::ReportedEnvironment& environment,
     if (stack.anchor == "torch") torch = &stack;
   }
   if (torch && !torch->cuda_version.empty() && !torch->cuda_min_driver.empty()) {
-    finding.verdict = "refutes";
+    finding.verdict = FindingVerdict::refutes;
     finding.evidence.push_back("driver " + environment.driver_version + " runs CUDA " +
                                torch->cuda_version + " builds (they need " +
                                torch->cuda_min_driver + " or newer); torch " + environment.torch +
@@ -352,7 +352,7 @@ void weigh_driver_too_old(const check::ReportedEnvironment& environment,
 
 void weigh_no_device(const check::ReportedEnvironment& environment, EnvironmentFinding& finding) {
   if (environment.torch.ends_with("+cpu")) {
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     finding.evidence.push_back("torch " + environment.torch +
                                " is a CPU-only build: it never uses a GPU");
     return;
@@ -365,14 +365,14 @@ void weigh_no_device(const check::ReportedEnvironment& environment, EnvironmentF
     return;
   }
   if (environment.devices.empty()) {
-    finding.verdict = "confirms";
+    finding.verdict = FindingVerdict::confirms;
     finding.evidence.push_back(environment.driver_version.empty()
                                    ? "archfit found no NVIDIA driver (libcuda.so.1) on this machine"
                                    : "driver " + environment.driver_version +
                                          " reports no GPU on this machine");
     return;
   }
-  finding.verdict = "refutes";
+  finding.verdict = FindingVerdict::refutes;
   std::string names;
   for (const auto& device : environment.devices)
     names += (names.empty() ? "" : ", ") + device_line(device);
@@ -402,14 +402,13 @@ void weigh(Diagnosis& d, const check::ReportedEnvironment& environment) {
   finding.source = environment.source;
   for (const auto& device : environment.devices) finding.devices.push_back(device_line(device));
 
-  if (d.category == "no-kernel-image" || d.category == "invalid-device-function" ||
-      d.category == "library-arch-mismatch") {
+  if (kb::is_about_architecture(d.category)) {
     weigh_arch(d, environment, finding);
-  } else if (d.category == "ptx-too-new-for-driver") {
+  } else if (d.category == kb::ErrorCategory::ptx_too_new_for_driver) {
     weigh_ptx_too_new(d, environment, finding);
-  } else if (d.category == "driver-too-old") {
+  } else if (d.category == kb::ErrorCategory::driver_too_old) {
     weigh_driver_too_old(environment, finding);
-  } else if (d.category == "no-device") {
+  } else if (d.category == kb::ErrorCategory::no_device) {
     weigh_no_device(environment, finding);
   } else {
     weigh_other(d, environment, finding);

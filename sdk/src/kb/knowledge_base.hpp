@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "error_category.hpp"
 #include "kb_error.hpp"
 #include "packages.hpp"
 #include "provenance.hpp"
@@ -152,7 +153,7 @@ struct PatternOrigin {
 };
 
 struct ErrorSignature {
-  std::string category;  // "no-kernel-image", … (diagnose/diagnosis.hpp)
+  ErrorCategory category = ErrorCategory::not_recognised;
   std::vector<std::string> patterns;
   std::vector<std::regex> regexes;     // `patterns`, compiled, case-insensitive
   std::vector<PatternOrigin> origins;  // one per pattern

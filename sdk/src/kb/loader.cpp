@@ -476,15 +476,6 @@ class Loader {
   }
 
   void load_errors() {
-    static const std::set<std::string> kCategories = {"no-kernel-image",
-                                                      "ptx-too-new-for-driver",
-                                                      "driver-too-old",
-                                                      "no-device",
-                                                      "invalid-device-function",
-                                                      "library-arch-mismatch",
-                                                      "compiler-unknown-arch",
-                                                      "async-error",
-                                                      "out-of-memory"};
     YamlFile file(kb_.dir_ / "errors.yaml", "errors");
     const auto items = file.list(file.root(), "signatures", "", true);
     for (size_t i = 0; i < items.size(); ++i) {
@@ -492,13 +483,18 @@ class Loader {
       const auto path = indexed("signatures", i);
       file.expect_map(entry, path);
       ErrorSignature signature;
-      signature.category = file.string(entry, "category", path);
-      if (!kCategories.count(signature.category)) {
+      const std::string category = file.string(entry, "category", path);
+      const auto known_category = error_category_from_string(category);
+      if (!known_category || *known_category == ErrorCategory::not_recognised) {
         std::string known;
-        for (const auto& category : kCategories) known += (known.empty() ? "" : ", ") + category;
+        for (const auto& facts : error_category_table()) {
+          if (facts.category != ErrorCategory::not_recognised)
+            known += (known.empty() ? "" : ", ") + std::string(facts.name);
+        }
         file.fail(entry["category"], path + ".category",
-                  "unknown category \"" + signature.category + "\"; expected one of " + known);
+                  "unknown category \"" + category + "\"; expected one of " + known);
       }
+      signature.category = *known_category;
       // A pattern is a string (text any caller relays), or {text, library,
       // versions, source}: a library's own message.
       const auto patterns = file.list(entry, "patterns", path, true);

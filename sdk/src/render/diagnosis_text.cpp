@@ -8,7 +8,8 @@ std::string diagnosis_text(const diagnose::Diagnosis& d) {
     out += "not recognised: archfit does not know this error as a CUDA failure\n";
   } else {
     if (d.headline) out += d.headline->title + "\n";
-    out += d.category + " (" + d.confidence + " confidence)\n";
+    out += std::string(kb::to_string(d.category)) + " (" +
+           std::string(diagnose::to_string(d.confidence)) + " confidence)\n";
   }
   if (!d.error.exception_type.empty() || !d.error.message.empty()) {
     std::string first_line = d.error.message.substr(0, d.error.message.find('\n'));
@@ -24,14 +25,15 @@ std::string diagnosis_text(const diagnose::Diagnosis& d) {
   if (!d.explanation.empty()) out += "why        " + d.explanation + "\n";
   if (d.environment) {
     // "checked    confirms: xformers 0.0.28.post1 has SASS up to sm_90 …".
-    out += "checked    " + d.environment->verdict + " (" + d.environment->source + ")";
+    out += "checked    " + std::string(diagnose::to_string(d.environment->verdict)) + " (" +
+           d.environment->source + ")";
     for (size_t i = 0; i < d.environment->evidence.size(); ++i)
       out += (i == 0 ? ": " : "\n           ") + d.environment->evidence[i];
     out += "\n";
   }
   for (size_t i = 0; i < d.fix.size(); ++i)
-    out +=
-        (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " + d.fix[i] + "\n";
+    out += (i == 0 ? "fix        " : "           ") + std::to_string(i + 1) + ". " +
+           d.fix[i].line() + "\n";
   for (const auto& note : d.notes) out += "note       " + note + "\n";
   return out;
 }
