@@ -203,7 +203,8 @@ int main(int argc, char** argv) {
     weighed.environment = &environment;
     std::string verdict;
     const double with_environment = median_ms(runs, [&] {
-      verdict = archfit::diagnose::diagnose(kb, log, weighed).environment->verdict;
+      verdict = archfit::diagnose::to_string(
+          archfit::diagnose::diagnose(kb, log, weighed).environment->verdict);
     });
     const fs::path report = fs::temp_directory_path() / "archfit-explain-bench-report.json";
     std::ofstream(report) << document.dump();
