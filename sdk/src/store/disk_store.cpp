@@ -156,12 +156,12 @@ DiskStore::Read DiskStore::read(std::string_view key) const {
   return verify(entry_path(key), key, EntryCheck::full, writable_);
 }
 
-std::optional<FileLock> DiskStore::lock(std::string_view key, std::string* error) const {
+std::optional<sys::FileLock> DiskStore::lock(std::string_view key, std::string* error) const {
   if (auto problem = make_subdir(key); !problem.empty()) {
     *error = problem;
     return std::nullopt;
   }
-  return FileLock::take(lock_path(key), FileLock::Wait::block, error);
+  return sys::FileLock::take(lock_path(key), sys::FileLock::Wait::block, error);
 }
 
 std::string DiskStore::write(std::string_view key, std::span<const std::byte> payload) const {
@@ -210,7 +210,7 @@ void DiskStore::discard(std::string_view key) const {
 
 bool DiskStore::remove(std::string_view key) const {
   if (!sys::untrusted_below(root_, subdir(key), "kernels").empty()) return false;
-  auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
+  auto lock = sys::FileLock::take(lock_path(key), sys::FileLock::Wait::no);
   if (!lock) return false;
   ::unlink(entry_path(key).c_str());
   lock->remove_file();
@@ -270,7 +270,7 @@ void DiskStore::remove_leftovers(const Listing& listing) const {
   for (const auto& key : keys) {
     // Whoever writes a temporary file holds the key's lock; if we can take
     // it, every temporary file of the key is a dead build's.
-    auto lock = FileLock::take(lock_path(key), FileLock::Wait::no);
+    auto lock = sys::FileLock::take(lock_path(key), sys::FileLock::Wait::no);
     if (!lock) continue;
     if (auto temps = listing.temps.find(key); temps != listing.temps.end()) {
       for (const auto& temp : temps->second) ::unlink(temp.c_str());

@@ -18,7 +18,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/file_lock.hpp"
+#include "sys/file_lock.hpp"
 
 namespace archfit::store {
 
@@ -56,7 +56,7 @@ class DiskStore {
 
   // Takes `key`'s lock, waiting for another builder; empty with `error`
   // set when the lock cannot be taken at all.
-  std::optional<FileLock> lock(std::string_view key, std::string* error) const;
+  std::optional<sys::FileLock> lock(std::string_view key, std::string* error) const;
   // Publishes `key`'s entry through a temporary file and rename; "" on
   // success, else why it failed (nothing is left behind then).
   std::string write(std::string_view key, std::span<const std::byte> payload) const;

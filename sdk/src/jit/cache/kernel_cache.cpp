@@ -145,7 +145,7 @@ std::optional<std::vector<std::byte>> KernelCache::read_readonly(const std::stri
 }
 
 std::optional<std::vector<std::byte>> KernelCache::read_primary_locked(
-    const std::string& key, std::optional<store::FileLock>& lock) {
+    const std::string& key, std::optional<sys::FileLock>& lock) {
   std::string error;
   lock = primary_->lock(key, &error);
   if (!lock) {
@@ -183,7 +183,7 @@ std::pair<KernelImage, CacheSource> KernelCache::load_or_build(const std::string
   }
   // A miss: take the key's lock, and look again, for another process may
   // have built the entry while we waited.
-  std::optional<store::FileLock> lock;
+  std::optional<sys::FileLock> lock;
   if (auto payload = read_primary_locked(key, lock))
     return {share(std::move(*payload)), CacheSource::primary};
   auto payload = build();
@@ -214,7 +214,7 @@ std::optional<std::vector<std::byte>> KernelCache::find(const std::string& key) 
       return std::move(read.payload);
     }
     if (read.status == store::DiskStore::Read::Status::bad) {
-      std::optional<store::FileLock> lock;
+      std::optional<sys::FileLock> lock;
       if (auto payload = read_primary_locked(key, lock)) return payload;
     }
   }

@@ -125,7 +125,7 @@ class KernelCache {
   // Takes the key's lock into `lock`, then reads the primary entry; a bad
   // one is discarded with a warning.
   std::optional<std::vector<std::byte>> read_primary_locked(const std::string& key,
-                                                            std::optional<store::FileLock>& lock);
+                                                            std::optional<sys::FileLock>& lock);
   void warn(const std::string& message);
 
   Options options_;

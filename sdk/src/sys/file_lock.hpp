@@ -1,5 +1,5 @@
 #pragma once
-// An exclusive flock(2) on a lock file: the per-key lock of the kernel cache.
+// An exclusive lock on a lock file (flock(2) here): the per-key lock of the store.
 // The kernel releases it when its holder exits or is killed, so a crashed
 // build never leaves a lock behind (unlike O_EXCL lock files). The file itself
 // may stay on disk; whoever removes it must hold the lock while doing so, and
@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-namespace archfit::store {
+namespace archfit::sys {
 
 class FileLock {
  public:
@@ -36,4 +36,4 @@ class FileLock {
   std::filesystem::path path_;
 };
 
-}  // namespace archfit::store
+}  // namespace archfit::sys

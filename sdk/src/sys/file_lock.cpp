@@ -1,4 +1,4 @@
-#include "store/file_lock.hpp"
+#include "sys/file_lock.hpp"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -9,7 +9,7 @@
 #include <cstring>
 #include <utility>
 
-namespace archfit::store {
+namespace archfit::sys {
 
 std::optional<FileLock> FileLock::take(const std::filesystem::path& path, Wait wait,
                                        std::string* error) {
@@ -65,4 +65,4 @@ void FileLock::remove_file() {
   if (fd_ >= 0) ::unlink(path_.c_str());
 }
 
-}  // namespace archfit::store
+}  // namespace archfit::sys
