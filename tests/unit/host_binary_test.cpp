@@ -39,7 +39,8 @@ TEST(HostBinary, AnElfLibrarysSectionsCarryTheRolesTheScannerSearchesThemBy) {
   const fs::path library = fs::path(ARCHFIT_FIXTURE_DIR) / "sm_80.so";
   if (!fs::exists(library)) GTEST_SKIP() << "nvcc fixture not built: " << library;
   const auto bytes = read_bytes(library);
-  const HostBinary binary = archfit::binary::read_elf_host_binary(archfit::binary::ByteReader(bytes));
+  const HostBinary binary =
+      archfit::binary::read_elf_host_binary(archfit::binary::ByteReader(bytes));
   EXPECT_EQ(binary.format, archfit::binary::HostFormat::elf);
   EXPECT_EQ(binary.machine, 62);  // x86_64
   EXPECT_TRUE(binary.has_sections);
@@ -59,7 +60,8 @@ TEST(HostBinary, RelocatableDeviceCodeHasARoleOfItsOwn) {
   const fs::path library = fs::path(ARCHFIT_FIXTURE_DIR) / "rdc.so";
   if (!fs::exists(library)) GTEST_SKIP() << "nvcc fixture not built: " << library;
   const auto bytes = read_bytes(library);
-  const HostBinary binary = archfit::binary::read_elf_host_binary(archfit::binary::ByteReader(bytes));
+  const HostBinary binary =
+      archfit::binary::read_elf_host_binary(archfit::binary::ByteReader(bytes));
   const auto* relocatable = section(binary, "__nv_relfatbin");
   ASSERT_NE(relocatable, nullptr);  // nvcc -rdc=true puts device-link inputs there
   EXPECT_EQ(relocatable->role, DeviceCodeRole::relocatable_fatbins);
@@ -67,7 +69,7 @@ TEST(HostBinary, RelocatableDeviceCodeHasARoleOfItsOwn) {
 
 TEST(HostBinary, AFileWhoseHeaderIsCutShortIsAScanError) {
   const std::vector<std::byte> truncated = {std::byte{0x7f}, std::byte{'E'}, std::byte{'L'},
-                                            std::byte{'F'}, std::byte{2}, std::byte{1}};
+                                            std::byte{'F'},  std::byte{2},   std::byte{1}};
   EXPECT_THROW(archfit::binary::read_elf_host_binary(archfit::binary::ByteReader(truncated)),
                archfit::binary::ScanError);
 }

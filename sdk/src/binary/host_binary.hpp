@@ -18,10 +18,10 @@ enum class HostFormat { elf, pe };
 
 // What a section may hold of device code, as the format's toolchain places it.
 enum class DeviceCodeRole {
-  none,                  // code, unwind tables, relocations: never a container
-  fatbins,               // containers packed back to back: ELF .nv_fatbin, PE .nv_fatb
-  relocatable_fatbins,   // device-link inputs, never launched: ELF __nv_relfatbin, PE __nv_rel*
-  data,                  // read-only or initialised data that may embed containers
+  none,                 // code, unwind tables, relocations: never a container
+  fatbins,              // containers packed back to back: ELF .nv_fatbin, PE .nv_fatb
+  relocatable_fatbins,  // device-link inputs, never launched: ELF __nv_relfatbin, PE __nv_rel*
+  data,                 // read-only or initialised data that may embed containers
 };
 
 struct HostSection {

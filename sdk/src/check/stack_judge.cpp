@@ -154,25 +154,25 @@ std::optional<uint32_t> cudart_major(std::string_view name) {
   return major;
 }
 
-std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
-                                      const StackInputs& inputs, CheckReport& report) {
-  const auto& packages = inputs.kb.packages();
-  std::optional<compat::DriverVersion> driver;
-  if (!report.driver.version.empty()) driver = kb::parse_driver_version(report.driver.version);
+namespace {
 
-  // Pass 1: what each stack reaches, and how every binary is first reached.
-  struct Reached {
-    bool loaded = false, feature = false;
-    std::string reason;
-  };
-  std::map<std::pair<size_t, size_t>, Reached> binary_reach;
-  std::vector<std::vector<ReachStep>> reached(plans.size());
-  // Each stack's own files: another stack reaches them but does not follow
-  // them (xformers links torch's libraries; what those load is torch's).
-  std::vector<size_t> root_of(inputs.files.size(), plans.size());
-  for (size_t u = 0; u < plans.size(); ++u) {
-    for (const size_t root : plans[u].roots) root_of[root] = u;
-  }
+// How a binary is first reached: loaded on the normal path, or only for a
+// feature, and the words that say by what.
+struct Reached {
+  bool loaded = false, feature = false;
+  std::string reason;
+};
+using ReachMap = std::map<std::pair<size_t, size_t>, Reached>;
+
+// What each stack reaches (reached[u]), walking from its own files; each
+// stack's own files (roots) are reached by another but not followed from it
+// (xformers links torch's libraries; what those load is torch's). Returns
+// how every binary is first reached.
+ReachMap reach_from_every_stack(const std::vector<StackPlan>& plans, const StackInputs& inputs,
+                                const std::vector<size_t>& root_of,
+                                std::vector<std::vector<ReachStep>>& reached) {
+  const auto& packages = inputs.kb.packages();
+  ReachMap binary_reach;
   for (size_t u = 0; u < plans.size(); ++u) {
     std::vector<bool> others(inputs.files.size(), false);
     for (size_t f = 0; f < inputs.files.size(); ++f)
@@ -200,6 +200,12 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
       }
     }
   }
+  return binary_reach;
+}
+
+// Every binary's reach written into the report, and each component's
+// verdict over what it loads.
+void mark_reach(const ReachMap& binary_reach, CheckReport& report) {
   for (size_t c = 0; c < report.components.size(); ++c) {
     auto& component = report.components[c];
     for (size_t b = 0; b < component.binaries.size(); ++b) {
@@ -221,10 +227,98 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
     }
     aggregate(component, report.devices);
   }
+}
 
-  // Pass 2: each stack's verdict over the binaries it loads: its own, and
-  // the supplier wheels' it reaches. Another stack's own binaries (torch's,
-  // reached from xformers) are judged in that stack.
+// The binaries stack `u` loads, weighed into its per-device verdicts: its
+// own and the supplier wheels' it reaches; another stack's own binaries
+// (torch's, reached from xformers) are judged in that stack, a feature's
+// become notes. root_of[f] is the stack whose own file f is, or
+// `no_stack`. Returns those weighed.
+std::vector<const BinaryResult*> weigh_reached(size_t u, const std::vector<ReachStep>& reached,
+                                               const std::vector<size_t>& root_of, size_t no_stack,
+                                               const StackInputs& inputs, const CheckReport& report,
+                                               StackResult& stack) {
+  const auto& packages = inputs.kb.packages();
+  std::vector<const BinaryResult*> judged;
+  for (const auto& step : reached) {
+    const auto& where = inputs.binary_of_file[step.file];
+    if (!where) continue;
+    if (root_of[step.file] != no_stack && root_of[step.file] != u) continue;
+    const auto& component = report.components[where->first];
+    const auto& binary = component.binaries[where->second];
+    if (binary.reach == Reach::unreached) continue;  // a copy set aside
+    const auto& file = inputs.files[step.file];
+    if (const auto* feature = packages.feature_of(relative_path(
+            file.path, inputs.owners.owner[step.file], inputs.owners.site[step.file]))) {
+      for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d) {
+        if (!compat::is_failure(binary.per_device[d]) || !feature->exists_on(report.devices[d].cc))
+          continue;
+        stack.notes.push_back({feature->feature, component.component.name, binary.path,
+                               binary.per_device[d], report.devices[d].name,
+                               binary.judgement.evidence});
+        break;
+      }
+      continue;
+    }
+    stack.binaries.push_back(*where);
+    judged.push_back(&binary);
+    for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d)
+      stack.per_device[d] = compat::worse_of(stack.per_device[d], binary.per_device[d]);
+  }
+  return judged;
+}
+
+// The stack's verdict, device and evidence: the worst device's, and on it
+// the worst binary's (or the driver's reason when that is what fails).
+void name_the_worst(const std::vector<const BinaryResult*>& judged,
+                    const std::vector<std::string>& driver_reasons, bool has_device_code,
+                    const CheckReport& report, StackResult& stack) {
+  if (report.devices.empty()) {
+    // Device code, but no GPU to judge it on (as aggregate() says of a component).
+    if (has_device_code) stack.verdict = compat::Verdict::unknown;
+    return;
+  }
+  size_t worst_device = 0;
+  for (size_t d = 1; d < report.devices.size(); ++d) {
+    if (compat::worse(stack.per_device[d], stack.per_device[worst_device])) worst_device = d;
+  }
+  stack.verdict = stack.per_device[worst_device];
+  stack.device = report.devices[worst_device].name;
+  if (stack.verdict == compat::Verdict::driver_too_old && !driver_reasons[worst_device].empty()) {
+    stack.evidence = driver_reasons[worst_device];
+    stack.explanation =
+        "The images would run, but the driver will not load them: " + driver_reasons[worst_device] +
+        ".";
+    return;
+  }
+  const BinaryResult* worst = nullptr;
+  for (const auto* binary : judged) {
+    if (worst_device >= binary->per_device.size()) continue;
+    if (!worst || compat::worse(binary->per_device[worst_device], worst->per_device[worst_device]))
+      worst = binary;
+  }
+  if (worst) {
+    stack.evidence = fs::path(worst->path).filename().string() + ": " + worst->judgement.evidence;
+    stack.explanation = worst->judgement.explanation;
+  }
+}
+
+}  // namespace
+
+std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
+                                      const StackInputs& inputs, CheckReport& report) {
+  std::optional<compat::DriverVersion> driver;
+  if (!report.driver.version.empty()) driver = kb::parse_driver_version(report.driver.version);
+
+  // Pass 1: what each stack reaches, and how every binary is first reached.
+  std::vector<size_t> root_of(inputs.files.size(), plans.size());
+  for (size_t u = 0; u < plans.size(); ++u) {
+    for (const size_t root : plans[u].roots) root_of[root] = u;
+  }
+  std::vector<std::vector<ReachStep>> reached(plans.size());
+  mark_reach(reach_from_every_stack(plans, inputs, root_of, reached), report);
+
+  // Pass 2: each stack's verdict over the binaries it loads.
   std::vector<StackResult> stacks;
   for (size_t u = 0; u < plans.size(); ++u) {
     const auto& plan = plans[u];
@@ -238,77 +332,16 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
     stack.kind = plan.kind;
     stack.members = plan.members;
     stack.per_device.assign(report.devices.size(), compat::Verdict::no_device_code);
-    std::vector<const BinaryResult*> judged;
-    for (const auto& step : reached[u]) {
-      const auto& where = inputs.binary_of_file[step.file];
-      if (!where) continue;
-      if (root_of[step.file] != plans.size() && root_of[step.file] != u) continue;
-      const auto& component = report.components[where->first];
-      const auto& binary = component.binaries[where->second];
-      if (binary.reach == Reach::unreached) continue;  // a copy set aside
-      const auto& file = inputs.files[step.file];
-      if (const auto* feature = packages.feature_of(relative_path(
-              file.path, inputs.owners.owner[step.file], inputs.owners.site[step.file]))) {
-        for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d) {
-          if (!compat::is_failure(binary.per_device[d]) ||
-              !feature->exists_on(report.devices[d].cc))
-            continue;
-          stack.notes.push_back({feature->feature, component.component.name, binary.path,
-                                 binary.per_device[d], report.devices[d].name,
-                                 binary.judgement.evidence});
-          break;
-        }
-        continue;
-      }
-      stack.binaries.push_back(*where);
-      judged.push_back(&binary);
-      for (size_t d = 0; d < report.devices.size() && d < binary.per_device.size(); ++d) {
-        if (compat::worse(binary.per_device[d], stack.per_device[d]))
-          stack.per_device[d] = binary.per_device[d];
-      }
-    }
+    const auto judged = weigh_reached(u, reached[u], root_of, plans.size(), inputs, report, stack);
     // Every binary weighed here holds device code (binary_of_file names no
     // other); a stack that loads none has nothing for a GPU to run.
     const bool has_device_code = !judged.empty();
     if (!has_device_code && stack.notes.empty()) continue;
     stack.cuda = cuda_runtime_of(plan, reached[u], inputs);
     if (stack.cuda) stack.cuda->min_driver = inputs.kb.cuda_floor_for_major(stack.cuda->major);
-
     std::vector<std::string> driver_reasons(report.devices.size());
     if (has_device_code) apply_driver_rules(stack, report, driver, driver_reasons);
-
-    // The verdict, device and evidence: the worst device's, and on it the
-    // worst binary's (or the driver's reason when that is what fails).
-    size_t worst_device = 0;
-    for (size_t d = 1; d < report.devices.size(); ++d) {
-      if (compat::worse(stack.per_device[d], stack.per_device[worst_device])) worst_device = d;
-    }
-    if (report.devices.empty()) {
-      // Device code, but no GPU to judge it on (as aggregate() says of a component).
-      if (has_device_code) stack.verdict = compat::Verdict::unknown;
-    } else {
-      stack.verdict = stack.per_device[worst_device];
-      stack.device = report.devices[worst_device].name;
-      if (stack.verdict == compat::Verdict::driver_too_old &&
-          !driver_reasons[worst_device].empty()) {
-        stack.evidence = driver_reasons[worst_device];
-        stack.explanation = "The images would run, but the driver will not load them: " +
-                            driver_reasons[worst_device] + ".";
-      } else {
-        const BinaryResult* worst = nullptr;
-        for (const auto* binary : judged) {
-          if (worst_device >= binary->per_device.size()) continue;
-          if (!worst ||
-              compat::worse(binary->per_device[worst_device], worst->per_device[worst_device]))
-            worst = binary;
-        }
-        if (worst) {
-          stack.evidence =
-              fs::path(worst->path).filename().string() + ": " + worst->judgement.evidence;
-          stack.explanation = worst->judgement.explanation;
-        }
-      }
-    }
+    name_the_worst(judged, driver_reasons, has_device_code, report, stack);
     stacks.push_back(std::move(stack));
   }
   return stacks;

@@ -240,12 +240,14 @@ const kb::ComponentRelease* xformers_for(const std::string& torch_version,
   return best;
 }
 
-Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
-                    const std::optional<compat::DriverVersion>& driver,
-                    const InstalledTorchStack& installed, const kb::KnowledgeBase& kb) {
-  Fix fix;
-  if (devices.empty()) return fix;
+namespace {
+
+// A GPU on a platform PyPI's torch wheels the knowledge base lists are not
+// built for (Jetson; any aarch64 machine): said so, nothing to install.
+std::optional<Fix> platform_without_listed_builds(const std::vector<DeviceInfo>& devices,
+                                                  const kb::KnowledgeBase& kb) {
   for (const auto& device : devices) {
+    Fix fix;
     const auto* architecture = kb.architecture(device.cc);
     if (architecture && architecture->platform == kb::DriverPlatform::jetson) {
       fix.summary = std::string(kJetson) + "; PyPI's torch wheels are not built for it";
@@ -259,6 +261,104 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
       return fix;
     }
   }
+  return std::nullopt;
+}
+
+// No one build runs on every GPU: for one GPU, none is listed at all; for
+// several, what each needs, one fix apiece.
+Fix no_build_runs_on_all(const std::vector<DeviceInfo>& devices,
+                         const std::vector<std::vector<kb::TorchImage>>& per_device,
+                         const std::optional<compat::DriverVersion>& driver,
+                         const InstalledTorchStack& installed, const kb::KnowledgeBase& kb) {
+  Fix fix;
+  if (devices.size() == 1) {
+    // Older than every PyTorch the knowledge base lists: nothing to install,
+    // and no alternative to offer.
+    fix.summary = "No PyTorch build in the knowledge base runs on " + devices.front().name + " (" +
+                  devices.front().cc.sm_name() + "); the GPU is older than every listed build";
+    return fix;
+  }
+  std::string needs;
+  for (size_t d = 0; d < devices.size(); ++d) {
+    if (d) needs += "; ";
+    Fix single = torch_stack_fix({devices[d]}, driver, installed, kb);
+    if (per_device[d].empty()) {
+      needs += devices[d].name + " (" + devices[d].cc.sm_name() +
+               ") has no PyTorch build in the knowledge base";
+    } else {
+      needs += devices[d].name + " (" + devices[d].cc.sm_name() + ") needs " +
+               single.requirements.front();
+      single.summary = "For " + devices[d].name + " alone: " + single.summary;
+      fix.alternatives.push_back(std::move(single));
+    }
+  }
+  fix.summary = "No PyTorch build runs on all of " + devices_phrase(devices) + ": " + needs +
+                ". Use one environment per GPU (choose the GPU with CUDA_VISIBLE_DEVICES)";
+  return fix;
+}
+
+// "sm_120", "sm_89 and sm_120": each architecture once, in the devices' order.
+std::string sm_list_of(const std::vector<DeviceInfo>& devices) {
+  std::string out;
+  std::set<std::string> seen;
+  for (const auto& device : devices) {
+    if (seen.insert(device.cc.sm_name()).second)
+      out += (out.empty() ? "" : " and ") + device.cc.sm_name();
+  }
+  return out;
+}
+
+// An old GPU is one below every architecture the installed build has (a GTX
+// 1080 under a cu128 torch): it wants the newest build that still runs it,
+// not the oldest. Without a known installed build, a GPU is old when every
+// build for it is older than the installed version.
+bool older_than_the_installed_build(const std::vector<DeviceInfo>& devices,
+                                    const std::vector<const Candidate*>& all,
+                                    const InstalledTorchStack& installed,
+                                    const kb::KnowledgeBase& kb) {
+  if (installed.torch.empty()) return false;
+  if (const auto* build = kb.torch_build(installed.torch); build && !build->sass.empty()) {
+    const auto lowest = compat::ComputeCapability::from_sm(build->sass.front());
+    return std::any_of(devices.begin(), devices.end(),
+                       [&](const DeviceInfo& d) { return d.cc < lowest; });
+  }
+  return std::all_of(all.begin(), all.end(), [&](const Candidate* c) {
+    return env::compare_versions(c->image->version->version, installed.torch) < 0;
+  });
+}
+
+// To keep xformers: the newest build of `pool` for which an xformers release
+// runs, when the primary has none; nullptr when none or not needed.
+const Candidate* build_keeping_xformers(const std::vector<const Candidate*>& pool,
+                                        const Candidate& primary,
+                                        const std::vector<DeviceInfo>& devices,
+                                        const std::optional<compat::DriverVersion>& driver,
+                                        const InstalledTorchStack& installed,
+                                        const kb::KnowledgeBase& kb) {
+  if (!installed.xformers || xformers_for(primary.image->version->version, devices, kb))
+    return nullptr;
+  const Candidate* keeping = nullptr;
+  for (const auto* c : pool) {
+    if (!xformers_for(c->image->version->version, devices, kb)) continue;
+    if (!keeping ||
+        env::compare_versions(c->image->version->version, keeping->image->version->version) > 0)
+      keeping = c;
+  }
+  if (!keeping) return nullptr;
+  std::vector<const Candidate*> same;
+  for (const auto* c : pool) {
+    if (c->image->version == keeping->image->version) same.push_back(c);
+  }
+  return pick(same, true, driver);
+}
+
+}  // namespace
+
+Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
+                    const std::optional<compat::DriverVersion>& driver,
+                    const InstalledTorchStack& installed, const kb::KnowledgeBase& kb) {
+  if (devices.empty()) return {};
+  if (auto fix = platform_without_listed_builds(devices, kb)) return *fix;
 
   std::vector<std::vector<kb::TorchImage>> per_device;
   for (const auto& device : devices) per_device.push_back(kb.torch_images_for(device.cc));
@@ -269,64 +369,14 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
     all.push_back(&candidate);
     if (fits(candidate, driver)) within_driver.push_back(&candidate);
   }
+  if (all.empty()) return no_build_runs_on_all(devices, per_device, driver, installed, kb);
 
-  if (all.empty() && devices.size() == 1) {
-    // No build at all for this GPU (older than every PyTorch the knowledge
-    // base lists): nothing to install, and no alternative to offer.
-    fix.summary = "No PyTorch build in the knowledge base runs on " + devices.front().name + " (" +
-                  devices.front().cc.sm_name() + "); the GPU is older than every listed build";
-    return fix;
-  }
-  if (all.empty()) {
-    // No one build runs everywhere: say what each GPU needs, one fix apiece.
-    std::string needs;
-    for (size_t d = 0; d < devices.size(); ++d) {
-      if (d) needs += "; ";
-      Fix single = torch_stack_fix({devices[d]}, driver, installed, kb);
-      if (per_device[d].empty()) {
-        needs += devices[d].name + " (" + devices[d].cc.sm_name() +
-                 ") has no PyTorch build in the knowledge base";
-      } else {
-        needs += devices[d].name + " (" + devices[d].cc.sm_name() + ") needs " +
-                 single.requirements.front();
-        single.summary = "For " + devices[d].name + " alone: " + single.summary;
-        fix.alternatives.push_back(std::move(single));
-      }
-    }
-    fix.summary = "No PyTorch build runs on all of " + devices_phrase(devices) + ": " + needs +
-                  ". Use one environment per GPU (choose the GPU with CUDA_VISIBLE_DEVICES)";
-    return fix;
-  }
-
-  const std::string sm_list = [&] {
-    std::string out;
-    std::set<std::string> seen;
-    for (const auto& device : devices) {
-      if (seen.insert(device.cc.sm_name()).second)
-        out += (out.empty() ? "" : " and ") + device.cc.sm_name();
-    }
-    return out;
-  }();
-  // An old GPU is one below every architecture the installed build has
-  // (a GTX 1080 under a cu128 torch): it wants the newest build that still
-  // runs it, not the oldest. Without a known installed build, a GPU is old
-  // when every build for it is older than the installed version.
-  const bool newer_than_every_candidate = [&] {
-    if (installed.torch.empty()) return false;
-    if (const auto* build = kb.torch_build(installed.torch); build && !build->sass.empty()) {
-      const auto lowest = compat::ComputeCapability::from_sm(build->sass.front());
-      return std::any_of(devices.begin(), devices.end(),
-                         [&](const DeviceInfo& d) { return d.cc < lowest; });
-    }
-    return std::all_of(all.begin(), all.end(), [&](const Candidate* c) {
-      return env::compare_versions(c->image->version->version, installed.torch) < 0;
-    });
-  }();
-
+  const std::string sm_list = sm_list_of(devices);
+  const bool old_gpu = older_than_the_installed_build(devices, all, installed, kb);
   const auto& pool = within_driver.empty() ? all : within_driver;
   const Candidate* primary = pick(pool, true, driver);
   std::string why;
-  if (newer_than_every_candidate) {
+  if (old_gpu) {
     why = "the newest PyTorch that still runs on " + sm_list + " (newer builds dropped it)";
   } else {
     why = "the newest build for " + sm_list +
@@ -339,41 +389,22 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
     why = "torch " + installed.torch + " itself is built for " + sm_list +
           ", so reinstall the stack to bring every member in line";
   }
-  fix = fix_for(*primary, why, devices, driver, installed, kb);
+  Fix fix = fix_for(*primary, why, devices, driver, installed, kb);
 
   // The smallest change for a new GPU: its oldest build, when that differs.
-  if (!newer_than_every_candidate) {
+  if (!old_gpu) {
     const Candidate* oldest = pick(pool, false, driver);
     if (oldest && oldest->image->version != primary->image->version) {
-      Fix smallest = fix_for(*oldest, "the oldest build for " + sm_list + ", the smallest change",
-                             devices, driver, installed, kb);
-      fix.alternatives.push_back(std::move(smallest));
+      fix.alternatives.push_back(
+          fix_for(*oldest, "the oldest build for " + sm_list + ", the smallest change", devices,
+                  driver, installed, kb));
     }
   }
-  // To keep xformers, the newest build for which an xformers release runs.
-  if (installed.xformers && !xformers_for(primary->image->version->version, devices, kb)) {
-    const Candidate* keeping = nullptr;
-    for (const auto* c : pool) {
-      if (!xformers_for(c->image->version->version, devices, kb)) continue;
-      if (!keeping ||
-          env::compare_versions(c->image->version->version, keeping->image->version->version) > 0)
-        keeping = c;
-    }
-    if (keeping) {
-      keeping = pick(
-          [&] {
-            std::vector<const Candidate*> same;
-            for (const auto* c : pool) {
-              if (c->image->version == keeping->image->version) same.push_back(c);
-            }
-            return same;
-          }(),
-          true, driver);
-      fix.alternatives.push_back(
-          fix_for(*keeping,
-                  "the newest build with an xformers release for " + sm_list + ", to keep xformers",
-                  devices, driver, installed, kb));
-    }
+  if (const Candidate* keeping =
+          build_keeping_xformers(pool, *primary, devices, driver, installed, kb)) {
+    fix.alternatives.push_back(fix_for(
+        *keeping, "the newest build with an xformers release for " + sm_list + ", to keep xformers",
+        devices, driver, installed, kb));
   }
   // Within a driver that cannot run the newest build, updating the driver is
   // the other way.
