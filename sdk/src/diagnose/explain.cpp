@@ -41,13 +41,24 @@ ExplainError unreadable_knowledge_base(const kb::KbError& error) {
 }
 
 Diagnosis explain(const ExplainRequest& request, const check::CheckResources& resources) {
-  std::shared_ptr<const kb::KnowledgeBase> kb;
+  const auto knowledge_base = [&resources] {
+    try {
+      return resources.knowledge_base.get();
+    } catch (const kb::KbError& error) {
+      throw unreadable_knowledge_base(error);
+    }
+  };
+  // A check run first walks the environment while the knowledge base is
+  // still being read; it waits for it only to judge. A check that fails
+  // because the knowledge base cannot be read says so as explain always has.
+  std::optional<check::ReportedEnvironment> environment;
   try {
-    kb = resources.knowledge_base.get();
-  } catch (const kb::KbError& error) {
-    throw unreadable_knowledge_base(error);
+    environment = environment_of(request, resources);
+  } catch (const check::CheckError&) {
+    knowledge_base();
+    throw;
   }
-  const std::optional<check::ReportedEnvironment> environment = environment_of(request, resources);
+  const std::shared_ptr<const kb::KnowledgeBase> kb = knowledge_base();
   DiagnoseOptions options;
   options.traceback = request.traceback;
   options.cuda_error = request.cuda_error;

@@ -4,8 +4,9 @@
 
 namespace archfit::kb {
 
-KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts parts) {
-  return std::async(std::launch::async,
+KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts parts,
+                                              std::launch when) {
+  return std::async(when,
                     [dir = std::move(dir), parts] {
                       return std::make_shared<const KnowledgeBase>(load_knowledge_base(dir, parts));
                     })

@@ -15,9 +15,12 @@ namespace archfit::kb {
 
 using KnowledgeBaseSource = std::shared_future<std::shared_ptr<const KnowledgeBase>>;
 
-// `dir` read with `parts` on a thread of its own, from now on. get() on the
-// result waits for it and throws KbError when it could not be read.
-KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts parts);
+// `dir` read with `parts` on a thread of its own, from now on
+// (std::launch::async), or by the first get() (std::launch::deferred: for a
+// caller with nothing to do meanwhile, which a thread would only slow). get()
+// on the result waits for it and throws KbError when it could not be read.
+KnowledgeBaseSource load_knowledge_base_async(std::filesystem::path dir, KbParts parts,
+                                              std::launch when = std::launch::async);
 
 // The folder resolve_kb_dir(`given`) names, loaded as above; a folder that
 // cannot be found is a source whose get() throws that KbError.

@@ -33,7 +33,7 @@ bool covers(kb::KbParts held, kb::KbParts wanted) {
 }  // namespace
 
 kb::KnowledgeBaseSource Session::knowledge_base(const std::optional<std::filesystem::path>& kb_dir,
-                                                kb::KbParts parts) {
+                                                kb::KbParts parts, std::launch when) {
   // Resolving may throw kb::KbError (no such folder): the source carries it.
   std::filesystem::path dir;
   try {
@@ -46,14 +46,15 @@ kb::KnowledgeBaseSource Session::knowledge_base(const std::optional<std::filesys
   if (found != knowledge_.end() && covers(found->second.parts, parts) &&
       !failed(found->second.source))
     return found->second.source;
-  auto source = kb::load_knowledge_base_async(dir, parts);
+  auto source = kb::load_knowledge_base_async(dir, parts, when);
   knowledge_.insert_or_assign(dir, HeldKnowledge{parts, source});
   return source;
 }
 
-check::CheckResources Session::resources(const RunChoices& choices, kb::KbParts parts) {
+check::CheckResources Session::resources(const RunChoices& choices, kb::KbParts parts,
+                                         std::launch when) {
   check::CheckResources resources;
-  resources.knowledge_base = knowledge_base(choices.kb_dir, parts);
+  resources.knowledge_base = knowledge_base(choices.kb_dir, parts, when);
   resources.threads = settings_.threads;
   resources.libcuda = settings_.libcuda;
   resources.on_progress = choices.on_progress;
@@ -104,7 +105,11 @@ check::CheckReport Session::check(const check::CheckRequest& request, const RunC
 
 diagnose::Diagnosis Session::explain(const diagnose::ExplainRequest& request,
                                      const RunChoices& choices) {
-  return diagnose::explain(request, resources(choices, kb::KbParts::everything));
+  // With no check to run first there is nothing to read the knowledge base
+  // beside: it is read in this thread, without starting one.
+  return diagnose::explain(request,
+                           resources(choices, kb::KbParts::everything,
+                                     request.check ? std::launch::async : std::launch::deferred));
 }
 
 plugin::PluginSet Session::plugins(const plugin::PluginSearch& search) {

@@ -68,15 +68,18 @@ class Session {
   // the session's life: every later flow gets the same one. Safe from many
   // threads. A read that failed is tried again on the next call; get() on
   // the source throws kb::KbError.
+  // `when`: std::launch::deferred reads it in the first get() instead, for a
+  // flow with nothing to do meanwhile.
   kb::KnowledgeBaseSource knowledge_base(
       const std::optional<std::filesystem::path>& kb_dir = std::nullopt,
-      kb::KbParts parts = kb::KbParts::everything);
+      kb::KbParts parts = kb::KbParts::everything, std::launch when = std::launch::async);
 
   // What a check or an explain runs with: the session's threads, libcuda and
   // knowledge base, and the archive limits and cache folder of its settings
   // or, where they leave them unset, of the environment as it is now.
   check::CheckResources resources(const RunChoices& choices = {},
-                                  kb::KbParts parts = kb::KbParts::without_error_signatures);
+                                  kb::KbParts parts = kb::KbParts::without_error_signatures,
+                                  std::launch when = std::launch::async);
 
   // The session's kernel cache, NVRTC and libcuda, made on first use from its
   // settings (the cache and NVRTC from the environment, as documented in
