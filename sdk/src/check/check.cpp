@@ -20,6 +20,7 @@
 #include "stack_judge.hpp"
 #include "stack_plan.hpp"
 #include "summary.hpp"
+#include "sys/child_process.hpp"
 
 namespace archfit::check {
 
@@ -253,8 +254,13 @@ void CheckRun::locate() {
 
 void CheckRun::scan() {
   if (roots_.empty()) return;
+  // Each plugin loads in a forked child (sys/child_process.hpp); where a
+  // fork beside the scanning threads is unsafe (the asan build), the plugins
+  // load in finish(), once those threads are done.
   if (request_.plugins)
-    plugins_ = std::async(std::launch::async, plugin::load_plugins, *request_.plugins);
+    plugins_ = std::async(
+        sys::kForkBesideAllocatingThreadsIsSafe ? std::launch::async : std::launch::deferred,
+        plugin::load_plugins, *request_.plugins);
   binary::TreeScanOptions scan_options;
   scan_options.threads = resources_.threads;
   scan_options.on_progress = resources_.on_progress;

@@ -104,7 +104,11 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
 
   result.images.resize(request.archs.size());
   std::vector<std::string> failures(request.archs.size());
-  const unsigned jobs = request.jobs ? request.jobs : binary::default_threads();
+  // One child at a time where forking beside another thread's allocations
+  // is unsafe (the asan build, sys/child_process.hpp).
+  const unsigned jobs = !sys::kForkBesideAllocatingThreadsIsSafe ? 1
+                        : request.jobs                           ? request.jobs
+                                                                 : binary::default_threads();
   sys::ChildLimits limits;
   limits.time_limit = kCompileLimit;
   limits.max_bytes = size_t{1} << 20;  // the answer is a line of JSON; the image goes to a file

@@ -56,6 +56,27 @@ ChildOutcome run_in_child(const std::function<std::vector<uint8_t>()>& work,
 
 inline constexpr int kWorkThrew = 125;
 
+// Whether a child may be forked while other threads of this process
+// allocate. With glibc's malloc it may: glibc's fork() takes every arena's
+// lock first, so the child finds them free. AddressSanitizer's allocator
+// (clang 14 and 16, Debian 12's) takes no lock around fork(): a child forked
+// while another thread refilled a size class waits forever on that class's
+// lock (the asan build's `archfit check --plugin-path`, stopped in gdb:
+// __sanitizer::SizeClassAllocator64::GetFromAllocator, in 4 of 24 runs on two
+// loaded cores). A caller that can choose when to fork forks once its own
+// threads are done where this is false.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kForkBesideAllocatingThreadsIsSafe = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kForkBesideAllocatingThreadsIsSafe = false;
+#else
+inline constexpr bool kForkBesideAllocatingThreadsIsSafe = true;
+#endif
+#else
+inline constexpr bool kForkBesideAllocatingThreadsIsSafe = true;
+#endif
+
 // Why a child that did not exit 0 failed, a sentence about what it was
 // `doing` ("loading"): "it crashed loading (signal 11, SIGSEGV)", "it exited
 // with status 3 while loading", "it did not finish loading within 10 s;
