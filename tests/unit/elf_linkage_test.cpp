@@ -16,13 +16,13 @@
 using archfit::binary::scan_file;
 using archfit::testing::stack_fixture;
 
-TEST(ElfLinkage, ReadsTheSonameNeededAndRpathTheLinkerWrote) {
+TEST(Linkage, ReadsTheSonameNeededAndRpathTheLinkerWrote) {
   if (!archfit::testing::stack_fixtures_built()) GTEST_SKIP() << "the stack fixtures need nvcc";
   const auto scan = scan_file(stack_fixture("torch_cu128/libtorch_cuda.so"));
   EXPECT_TRUE(scan.ok()) << scan.problems.front().message;
-  EXPECT_EQ(archfit::binary::machine_name(scan.elf_machine), "x86_64");
+  EXPECT_EQ(archfit::binary::machine_name(scan.machine), "x86_64");
   ASSERT_TRUE(scan.linkage);
-  EXPECT_EQ(scan.linkage->soname, "libtorch_cuda.so");
+  EXPECT_EQ(scan.linkage->name, "libtorch_cuda.so");
   const auto& needed = scan.linkage->needed;
   for (const char* name : {"libcudart.so.12", "libcufft.so.11", "libcusparseLt.so.0"})
     EXPECT_NE(std::find(needed.begin(), needed.end(), name), needed.end()) << name;
@@ -36,7 +36,7 @@ TEST(ElfLinkage, ReadsTheSonameNeededAndRpathTheLinkerWrote) {
   EXPECT_FALSE(scan_file(stack_fixture("modern.o")).linkage);
 }
 
-TEST(ElfLinkage, ADynamicEntryPastItsStringTableIsAProblemAndTheImagesAreStillRead) {
+TEST(Linkage, ADynamicEntryPastItsStringTableIsAProblemAndTheImagesAreStillRead) {
   if (!archfit::testing::stack_fixtures_built()) GTEST_SKIP() << "the stack fixtures need nvcc";
   std::ifstream in(stack_fixture("cufft/libcufft.so.11"), std::ios::binary);
   std::vector<char> bytes{std::istreambuf_iterator<char>(in), {}};
@@ -66,7 +66,7 @@ TEST(ElfLinkage, ADynamicEntryPastItsStringTableIsAProblemAndTheImagesAreStillRe
   EXPECT_EQ(scan.images.size(), 5u);  // sm_75 … sm_90 and compute_90, as before
 }
 
-TEST(ElfLinkage, OriginInAnRpathIsTheLibrarysFolder) {
+TEST(Linkage, OriginInAnRpathIsTheLibrarysFolder) {
   EXPECT_EQ(archfit::check::expand_origin("$ORIGIN/../../nvidia/cufft/lib", "/s/torch/lib"),
             std::filesystem::path("/s/nvidia/cufft/lib"));
   EXPECT_EQ(archfit::check::expand_origin("${ORIGIN}", "/s/torch/lib"),

@@ -25,10 +25,10 @@ namespace {
 void expect_same(const FileScan& a, const FileScan& b) {
   EXPECT_EQ(a.path, b.path);
   EXPECT_EQ(a.format, b.format) << a.path;
-  EXPECT_EQ(a.elf_machine, b.elf_machine) << a.path;
+  EXPECT_EQ(a.machine, b.machine) << a.path;
   ASSERT_EQ(a.linkage.has_value(), b.linkage.has_value()) << a.path;
   if (a.linkage) {
-    EXPECT_EQ(a.linkage->soname, b.linkage->soname);
+    EXPECT_EQ(a.linkage->name, b.linkage->name);
     EXPECT_EQ(a.linkage->needed, b.linkage->needed);
     EXPECT_EQ(a.linkage->rpath, b.linkage->rpath);
     EXPECT_EQ(a.linkage->runpath, b.linkage->runpath);

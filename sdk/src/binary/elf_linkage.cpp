@@ -28,7 +28,7 @@ std::vector<std::string> split_path_list(std::string_view list) {
 
 }  // namespace
 
-std::optional<ElfLinkage> read_linkage(const ByteReader& bytes, const ElfFile& file) {
+std::optional<Linkage> read_linkage(const ByteReader& bytes, const ElfFile& file) {
   const ElfSection* dynamic = nullptr;
   for (const auto& section : file.sections) {
     if (section.type == elf::kSectionDynamic && section.in_file) dynamic = &section;
@@ -55,7 +55,7 @@ std::optional<ElfLinkage> read_linkage(const ByteReader& bytes, const ElfFile& f
         bytes.c_string(strings->offset + value, std::min(kMaxName, strings->size - value)));
   };
 
-  ElfLinkage linkage;
+  Linkage linkage;
   const uint64_t entries = dynamic->size / kEntrySize;
   for (uint64_t i = 0; i < entries; ++i) {
     const uint64_t at = dynamic->offset + i * kEntrySize;
@@ -67,7 +67,7 @@ std::optional<ElfLinkage> read_linkage(const ByteReader& bytes, const ElfFile& f
         linkage.needed.push_back(string_at(value, at));
         break;
       case kTagSoname:
-        linkage.soname = string_at(value, at);
+        linkage.name = string_at(value, at);
         break;
       case kTagRpath:
         linkage.rpath = split_path_list(string_at(value, at));

@@ -23,7 +23,7 @@ inline constexpr uint16_t kMachineAarch64 = 183;
 // string table (sh_link, normally .dynstr); nullopt for a file without one
 // (a static executable, an object file). Throws ScanError when the section
 // or a string offset in it points outside the file.
-std::optional<ElfLinkage> read_linkage(const ByteReader& bytes, const ElfFile& file);
+std::optional<Linkage> read_linkage(const ByteReader& bytes, const ElfFile& file);
 
 // "x86_64", "aarch64", or "e_machine 40" for anything else.
 std::string machine_name(uint16_t machine);

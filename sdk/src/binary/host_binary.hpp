@@ -42,7 +42,7 @@ struct HostBinary {
   std::vector<HostSection> sections;
   // The libraries it needs and where the loader looks for them; nullopt
   // when it names none (a static executable, an object file).
-  std::optional<ElfLinkage> linkage;
+  std::optional<Linkage> linkage;
   std::vector<ScanProblem> problems;  // sections past the file, a damaged .dynamic, …
 };
 

@@ -83,19 +83,29 @@ struct ScanProblem {
   std::string message;  // already names the offset and what was wrong
 };
 
-// What the dynamic loader reads of a host library (elf_linkage.hpp).
-struct ElfLinkage {
-  std::string soname;                // DT_SONAME; empty when the library has none
-  std::vector<std::string> needed;   // DT_NEEDED, in order
-  std::vector<std::string> rpath;    // DT_RPATH folders as written ("$ORIGIN/../lib")
-  std::vector<std::string> runpath;  // DT_RUNPATH folders as written
+// What the loader reads of a host binary before any of its code runs, in
+// either format (host_binary.hpp): the name other binaries need it by, the
+// libraries it needs, and the folders it asks the loader to search.
+struct Linkage {
+  // ELF: DT_SONAME. PE: the export directory's DLL name. Empty when it has none.
+  std::string name;
+  // In order. ELF: DT_NEEDED. PE: the import and delay-import tables' DLLs.
+  std::vector<std::string> needed;
+  // Folders as written ("$ORIGIN/../lib"). ELF: DT_RPATH and DT_RUNPATH. PE
+  // has neither: Windows searches the DLL's own folder, the folders the
+  // process added (os.add_dll_directory) and PATH, none of them written in
+  // the file.
+  std::vector<std::string> rpath;
+  std::vector<std::string> runpath;
 };
 
 struct FileScan {
   std::string path;
   FileFormat format = FileFormat::other;
-  uint16_t elf_machine = 0;           // e_machine of a host ELF (62: x86_64); 0 otherwise
-  std::optional<ElfLinkage> linkage;  // a host ELF's .dynamic; nullopt when it has none
+  // A host binary's CPU in ELF's e_machine numbers (62: x86_64), whatever
+  // its format; 0 for a cubin, fatbin or PTX file.
+  uint16_t machine = 0;
+  std::optional<Linkage> linkage;  // nullopt when it names none (host_binary.hpp)
   uint64_t file_size = 0;
   uint64_t containers = 0;
   std::vector<Image> images;

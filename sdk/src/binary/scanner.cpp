@@ -105,7 +105,7 @@ void scan_host_binary(const ByteReader& bytes, const HostBinary& binary, const S
                       FileScan& scan) {
   const unsigned threads = options.threads;
   scan.problems.insert(scan.problems.end(), binary.problems.begin(), binary.problems.end());
-  scan.elf_machine = binary.machine;
+  scan.machine = binary.machine;
   scan.linkage = binary.linkage;
   std::vector<Region> plan;
   if (!binary.has_sections) {

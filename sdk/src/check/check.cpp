@@ -107,10 +107,10 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
                                    const compat::Driver& driver) {
   BinaryResult result;
   result.path = file.path;
-  if (file.elf_machine != 0) result.elf_machine = binary::machine_name(file.elf_machine);
+  if (file.machine != 0) result.machine = binary::machine_name(file.machine);
   if (devices.empty()) result.judgement.verdict = compat::Verdict::unknown;  // nothing to judge on
   for (size_t d = 0; d < devices.size(); ++d) {
-    const compat::Placement placement{result.elf_machine, devices[d].machine, devices[d].name};
+    const compat::Placement placement{result.machine, devices[d].machine, devices[d].name};
     compat::BinaryJudgement judgement =
         compat::judge_binary(file, devices[d].cc, driver, placement);
     result.per_device.push_back(judgement.verdict);

@@ -54,9 +54,9 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
     }
     by_folder_[folder.string()].push_back(i);
     by_name_[fs::path(file.path).filename().string()].push_back(i);
-    if (!file.linkage->soname.empty() &&
-        file.linkage->soname != fs::path(file.path).filename().string())
-      by_name_[file.linkage->soname].push_back(i);
+    if (!file.linkage->name.empty() &&
+        file.linkage->name != fs::path(file.path).filename().string())
+      by_name_[file.linkage->name].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& file = files[i];

@@ -99,7 +99,7 @@ struct BinaryResult {
   // How it is reached ("linked from torch/lib/libtorch_cuda.so"), the feature
   // it serves, or why nothing loads it. Only a loaded binary makes a verdict.
   std::string reach_reason;
-  std::string elf_machine;  // "x86_64", "aarch64"; "" for a cubin, fatbin or PTX file
+  std::string machine;  // "x86_64", "aarch64"; "" for a cubin, fatbin or PTX file
 };
 
 // What --confirm did, for the report's summary.

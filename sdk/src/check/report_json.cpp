@@ -49,7 +49,7 @@ json binary_json(const BinaryResult& binary) {
               {"blocks", binary.reach == Reach::loaded && compat::is_failure(j.verdict)},
               {"reach", to_string(binary.reach)},
               {"reach_reason", binary.reach_reason},
-              {"machine", binary.elf_machine.empty() ? json(nullptr) : json(binary.elf_machine)},
+              {"machine", binary.machine.empty() ? json(nullptr) : json(binary.machine)},
               {"chosen", j.chosen_arch.empty() ? json(nullptr) : json(j.chosen_arch)},
               {"sass", j.sass},
               {"ptx", j.ptx},

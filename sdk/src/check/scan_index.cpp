@@ -179,7 +179,7 @@ json file_json(const binary::FileScan& scan, const binary::FileStamp& stamp,
   for (const auto& problem : scan.problems) problems.push_back({problem.offset, problem.message});
   json linkage = nullptr;
   if (scan.linkage) {
-    linkage = {{"soname", scan.linkage->soname},
+    linkage = {{"soname", scan.linkage->name},
                {"needed", scan.linkage->needed},
                {"rpath", scan.linkage->rpath},
                {"runpath", scan.linkage->runpath}};
@@ -187,7 +187,7 @@ json file_json(const binary::FileScan& scan, const binary::FileStamp& stamp,
   return {{"path", scan.path},
           {"stamp", stamp_json(stamp)},
           {"format", static_cast<int>(scan.format)},
-          {"elf_machine", scan.elf_machine},
+          {"elf_machine", scan.machine},
           {"linkage", std::move(linkage)},
           {"file_size", scan.file_size},
           {"containers", scan.containers},
@@ -203,12 +203,12 @@ binary::FileScan scan_from(const json& in, std::span<const std::byte> images) {
   binary::FileScan scan;
   scan.path = in.at("path").get<std::string>();
   scan.format = enum_at_most(in.at("format").get<int>(), binary::FileFormat::other, "format");
-  scan.elf_machine = in.at("elf_machine").get<uint16_t>();
+  scan.machine = in.at("elf_machine").get<uint16_t>();
   if (const json& linkage = in.at("linkage"); !linkage.is_null()) {
-    scan.linkage = binary::ElfLinkage{linkage.at("soname").get<std::string>(),
-                                      linkage.at("needed").get<std::vector<std::string>>(),
-                                      linkage.at("rpath").get<std::vector<std::string>>(),
-                                      linkage.at("runpath").get<std::vector<std::string>>()};
+    scan.linkage = binary::Linkage{linkage.at("soname").get<std::string>(),
+                                   linkage.at("needed").get<std::vector<std::string>>(),
+                                   linkage.at("rpath").get<std::vector<std::string>>(),
+                                   linkage.at("runpath").get<std::vector<std::string>>()};
   }
   scan.file_size = in.at("file_size").get<uint64_t>();
   scan.containers = in.at("containers").get<uint64_t>();
