@@ -301,4 +301,47 @@ TEST(DiagnoseFixSteps, AStepSaysWhatItFixesAndOnlyEnvironmentCommandsAreCommands
             (std::vector<std::string>{"xformers: upgrade it", "run this"}));
 }
 
+// Whether an errors.yaml step belongs in a fix is decided on its fields
+// (`about`, `unless: checked`) against the leading steps and the check's
+// components and stacks: never on a step's words.
+TEST(DiagnoseFixSteps, AKnowledgeBaseStepAppliesUnlessTheCheckOrALeadingStepCoversIt) {
+  using archfit::compat::Verdict;
+  const archfit::kb::FixStep any{.text = "update the driver", .about = "", .unless_checked = false};
+  const archfit::kb::FixStep ask_check{
+      .text = "run archfit check", .about = "", .unless_checked = true};
+  const archfit::kb::FixStep about_torch{
+      .text = "install a PyTorch built for {sm}", .about = "torch", .unless_checked = false};
+  const FixStep torch_first{.about = "torch", .text = "pick the cu128 build", .command = ""};
+  const FixStep stack_first{.about = "PyTorch", .text = "pick the cu128 build", .command = ""};
+  const FixStep looks_named{.about = "", .text = "torch: looks named", .command = ""};
+
+  // No check: only a leading step about the same component covers it.
+  EXPECT_EQ(kb_step_applies(any, {}, nullptr), StepApplies::yes);
+  EXPECT_EQ(kb_step_applies(ask_check, {}, nullptr), StepApplies::yes);
+  EXPECT_EQ(kb_step_applies(about_torch, {}, nullptr), StepApplies::yes);
+  EXPECT_EQ(kb_step_applies(about_torch, {torch_first}, nullptr), StepApplies::fixed_first);
+  EXPECT_EQ(kb_step_applies(about_torch, {looks_named}, nullptr), StepApplies::yes);
+
+  archfit::check::ReportedEnvironment checked;
+  archfit::check::ReportedComponent torch;
+  torch.name = "torch";
+  torch.verdict = {Verdict::no_image, "no-image"};
+  checked.components.push_back(torch);
+  archfit::check::ReportedStack pytorch;
+  pytorch.name = "PyTorch";
+  pytorch.anchor = "torch";
+  checked.stacks.push_back(pytorch);
+  EXPECT_EQ(kb_step_applies(ask_check, {}, &checked), StepApplies::checked_already);
+  EXPECT_EQ(kb_step_applies(any, {}, &checked), StepApplies::yes);
+  EXPECT_EQ(kb_step_applies(about_torch, {}, &checked), StepApplies::yes);
+  EXPECT_EQ(kb_step_applies(about_torch, {torch_first}, &checked), StepApplies::fixed_first);
+  EXPECT_EQ(kb_step_applies(about_torch, {stack_first}, &checked), StepApplies::fixed_first);
+  checked.components.front().verdict = {Verdict::native, "native"};
+  EXPECT_EQ(kb_step_applies(about_torch, {}, &checked), StepApplies::component_runs);
+  // A component the check did not judge: the step stands.
+  const archfit::kb::FixStep about_xformers{
+      .text = "upgrade xformers", .about = "xformers", .unless_checked = false};
+  EXPECT_EQ(kb_step_applies(about_xformers, {}, &checked), StepApplies::yes);
+}
+
 }  // namespace

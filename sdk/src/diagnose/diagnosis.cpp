@@ -352,6 +352,30 @@ std::optional<Culprit> named_component(const kb::KnowledgeBase& kb, const ErrorT
 
 }  // namespace
 
+StepApplies kb_step_applies(const kb::FixStep& step, const std::vector<FixStep>& leading,
+                            const check::ReportedEnvironment* environment) {
+  // A check that judged components has said which lacks the GPU's arch.
+  if (step.unless_checked && environment && !environment->components.empty())
+    return StepApplies::checked_already;
+  if (step.about.empty()) return StepApplies::yes;
+  const auto leading_names = [&](const std::string& name) {
+    return std::any_of(leading.begin(), leading.end(),
+                       [&](const FixStep& fix) { return fix.names(name); });
+  };
+  // Not needed where a fix for that component already leads.
+  if (!environment) return leading_names(step.about) ? StepApplies::fixed_first : StepApplies::yes;
+  // Not needed where the check finds the component runs; said exactly where
+  // the check's own fix for it, or for the stack it anchors ("PyTorch: …"
+  // for torch), leads.
+  const auto* about = environment->component(step.about);
+  if (!about) return StepApplies::yes;
+  if (about->runs()) return StepApplies::component_runs;
+  if (leading_names(about->name)) return StepApplies::fixed_first;
+  for (const auto& stack : environment->stacks)
+    if (stack.anchor == about->name && leading_names(stack.name)) return StepApplies::fixed_first;
+  return StepApplies::yes;
+}
+
 Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
                    const DiagnoseOptions& options) {
   Diagnosis d;
@@ -435,34 +459,9 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   if (d.environment) d.fix = d.environment->fix;
   if (d.fix.empty() && !options.environment) add_torch_build_for_arch(kb, d);
   if (d.fix.empty()) d.fix = component_steps(kb, d);
-  for (const auto& step : signature->fix) {
-    // A check that judged components has said which lacks the GPU's arch.
-    if (step.unless_checked && options.environment && !options.environment->components.empty())
-      continue;
-    // Not needed where a fix for that component already leads.
-    if (!options.environment && !step.about.empty() &&
-        std::any_of(d.fix.begin(), d.fix.end(),
-                    [&](const FixStep& fix) { return fix.names(step.about); }))
-      continue;
-    if (options.environment && !step.about.empty()) {
-      // Not needed where the check finds the component runs; said exactly
-      // where the check's own fix for it leads.
-      const auto* about = options.environment->component(step.about);
-      // The check's fix names the component, or the stack it anchors
-      // ("PyTorch: …" for torch).
-      const auto fixed_by_check = [&] {
-        std::vector<std::string> names = {about->name};
-        for (const auto& stack : options.environment->stacks)
-          if (stack.anchor == about->name) names.push_back(stack.name);
-        return std::any_of(d.fix.begin(), d.fix.end(), [&](const FixStep& fix) {
-          return std::any_of(names.begin(), names.end(),
-                             [&](const std::string& name) { return fix.names(name); });
-        });
-      };
-      if (about && (about->runs() || fixed_by_check())) continue;
-    }
-    d.fix.push_back({.about = "", .text = fill_sm(step.text, d.sm), .command = ""});
-  }
+  for (const auto& step : signature->fix)
+    if (kb_step_applies(step, d.fix, options.environment) == StepApplies::yes)
+      d.fix.push_back({.about = "", .text = fill_sm(step.text, d.sm), .command = ""});
   std::string rerun_command;
   if (d.category == kb::ErrorCategory::async_error) {
     rerun_command = launch_blocking_command(d.error);

@@ -107,6 +107,18 @@ struct Diagnosis {
   bool recognised() const { return category != kb::ErrorCategory::not_recognised; }
 };
 
+// Whether one of errors.yaml's fix steps belongs in a diagnosis whose fix
+// so far is `leading`, given what a check found (nullptr: no check); why
+// not, when it does not.
+enum class StepApplies {
+  yes,
+  checked_already,  // `unless: checked`, and the check judged the components
+  fixed_first,      // a leading step fixes the component (or its stack) it is about
+  component_runs,   // the check finds the component it is about runs on the GPU
+};
+StepApplies kb_step_applies(const kb::FixStep& step, const std::vector<FixStep>& leading,
+                            const check::ReportedEnvironment* environment);
+
 Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
                    const DiagnoseOptions& options = {});
 
