@@ -6,6 +6,7 @@
 
 #include "archfit/archfit.h"
 #include "kb/knowledge_base.hpp"
+#include "session/environment_settings.hpp"
 
 #ifndef ARCHFIT_SOURCE_DIR
 #define ARCHFIT_SOURCE_DIR ""
@@ -71,7 +72,7 @@ HostAdapterFiles find_host_adapter_files() {
                                   prefix.empty() ? prefix : prefix / "lib", built.parent_path()},
                                  kSoname);
   files.library = lib_dir / kSoname;
-  files.kb = kb::resolve_kb_dir(std::nullopt);
+  files.kb = kb::resolve_kb_dir(std::nullopt, session::read_environment_settings().kb_dir);
   if (files.python_binding == prefix) {
     const fs::path libs = prefix.parent_path() / (prefix.filename().string() + ".libs");
     if (present(libs)) files.bundled_libraries = libs;

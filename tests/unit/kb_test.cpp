@@ -691,24 +691,29 @@ TEST(KbDir, EnvironmentOverridesTheBuiltInDirectory) {
                 "schema: archfit.kb.gpus/1\ngpus:\n"
                 "  - {name: Test GPU 9000, cc: \"9.9\", source: kb_test}\n");
   {
-    ScopedEnv env("ARCHFIT_KB_DIR", scratch.dir().string());
-    const auto dir = archfit::kb::resolve_kb_dir();
+    const auto dir = archfit::kb::resolve_kb_dir(std::nullopt, scratch.dir());
     EXPECT_EQ(dir, scratch.dir());
     const auto kb = load_knowledge_base(dir);
     EXPECT_EQ(kb.resolve_gpu("Test GPU 9000").cc, cc(9, 9));
     EXPECT_THROW(kb.resolve_gpu("RTX 5090"), UnknownGpuError);
     // An explicit --kb beats the environment.
-    EXPECT_TRUE(fs::equivalent(archfit::kb::resolve_kb_dir(kSourceKb), kSourceKb));
+    EXPECT_TRUE(fs::equivalent(archfit::kb::resolve_kb_dir(kSourceKb, scratch.dir()), kSourceKb));
   }
-  {
-    ScopedEnv env("ARCHFIT_KB_DIR", (scratch.dir() / "nowhere").string());
-    EXPECT_THROW(archfit::kb::resolve_kb_dir(), KbError);
+  try {
+    archfit::kb::resolve_kb_dir(std::nullopt, scratch.dir() / "nowhere");
+    ADD_FAILURE() << "a folder without gpus.yaml was taken";
+  } catch (const KbError& error) {
+    EXPECT_NE(
+        std::string(error.what()).find("ARCHFIT_KB_DIR=" + (scratch.dir() / "nowhere").string()),
+        std::string::npos)
+        << error.what();
   }
   EXPECT_THROW(archfit::kb::resolve_kb_dir(scratch.dir() / "nowhere"), KbError);
 }
 
 TEST(KbDir, FindsTheSourceTreeWithoutAnOverride) {
-  ScopedEnv env("ARCHFIT_KB_DIR", "");
+  // The kb module reads no variable itself: this one is not heard.
+  ScopedEnv env("ARCHFIT_KB_DIR", "/nowhere");
   const auto dir = archfit::kb::resolve_kb_dir();
   EXPECT_TRUE(fs::equivalent(dir, kSourceKb)) << dir;
 }

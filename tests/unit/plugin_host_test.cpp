@@ -157,11 +157,11 @@ TEST(PluginHost, ABadManifestIsRejectedBeforeAnythingLoads) {
 }
 
 TEST(PluginHost, TheSearchLoadsWhatItCanAndRejectsTheRestWithPaths) {
-  archfit::testing::SavedEnv saved({"ARCHFIT_PLUGIN_PATH"});
-  ::setenv("ARCHFIT_PLUGIN_PATH", (kPlugins.string() + ":/no/such/dir").c_str(), 1);
+  const PluginEnvironment environment =
+      plugin_environment((kPlugins.string() + ":/no/such/dir").c_str(), nullptr);
   PluginSearch search;
   search.install_dir = false;
-  const PluginSet set = load_plugins(search);
+  const PluginSet set = load_plugins(search, environment);
   ASSERT_EQ(set.searched.size(), 1u);  // the directory that exists, once
   ASSERT_EQ(set.loaded.size(), 1u);
   EXPECT_EQ(set.loaded[0].name, "good");
@@ -174,7 +174,11 @@ TEST(PluginHost, TheSearchLoadsWhatItCanAndRejectsTheRestWithPaths) {
   EXPECT_EQ(set.rejected.size(), 8u);
   // The same directory given by the host too: searched once, nothing twice.
   search.paths = {kPlugins};
-  EXPECT_EQ(load_plugins(search).searched.size(), 1u);
+  EXPECT_EQ(load_plugins(search, environment).searched.size(), 1u);
+  // A search that leaves the environment out does not search its folders.
+  search.paths = {};
+  search.environment = false;
+  EXPECT_TRUE(load_plugins(search, environment).searched.empty());
 }
 
 TEST(PluginHost, ASecondPluginOfTheSameNameIsRejectedNamingTheFirst) {
@@ -222,12 +226,10 @@ TEST(PluginHostIsolation, AProbeThatIsNotAJsonObjectRejectsThePlugin) {
 }
 
 TEST(PluginHostIsolation, TheOthersLoadOnUnderTheTimeLimitTheEnvironmentSets) {
-  archfit::testing::SavedEnv saved({kPluginTimeoutVariable});
-  ::setenv(kPluginTimeoutVariable, "1", 1);
   PluginSearch search;
   search.environment = search.install_dir = false;
   search.paths = {kFaulty, kPlugins / "good"};
-  const PluginSet set = load_plugins(search);
+  const PluginSet set = load_plugins(search, plugin_environment(nullptr, "1"));
   ASSERT_EQ(set.loaded.size(), 1u);
   EXPECT_EQ(set.loaded[0].name, "good");
   EXPECT_EQ(set.loaded[0].probe_json, R"({"plugin": "good", "answer": 42})");
@@ -241,25 +243,30 @@ TEST(PluginHostIsolation, TheOthersLoadOnUnderTheTimeLimitTheEnvironmentSets) {
   EXPECT_TRUE(no_children_left());
 }
 
-TEST(PluginHostIsolation, TheTimeLimitIsReadFromTheEnvironmentOrRefusedNamingIt) {
-  archfit::testing::SavedEnv saved({kPluginTimeoutVariable});
-  ::unsetenv(kPluginTimeoutVariable);
-  EXPECT_EQ(plugin_time_limit(), kDefaultPluginTimeLimit);
-  ::setenv(kPluginTimeoutVariable, "2.5", 1);
-  EXPECT_EQ(plugin_time_limit(), std::chrono::milliseconds(2500));
+TEST(PluginHostIsolation, TheTimeLimitIsTheEnvironmentsOrRefusedNamingIt) {
+  EXPECT_EQ(plugin_environment(nullptr, nullptr).time_limit, std::nullopt);
+  EXPECT_EQ(plugin_environment(nullptr, "").time_limit, std::nullopt);
+  EXPECT_EQ(plugin_environment(nullptr, "2.5").time_limit, std::chrono::milliseconds(2500));
+  EXPECT_EQ(plugin_environment(nullptr, "2.5").time_limit_problem, "");
   for (const char* bad : {"10s", "0", "-1", "nan", "1e9", " "}) {
-    ::setenv(kPluginTimeoutVariable, bad, 1);
-    EXPECT_THROW(plugin_time_limit(), PluginError) << bad;
+    const PluginEnvironment environment = plugin_environment(nullptr, bad);
+    EXPECT_EQ(environment.time_limit, std::nullopt) << bad;
+    EXPECT_NE(environment.time_limit_problem.find(std::string("ARCHFIT_PLUGIN_TIMEOUT is \"") +
+                                                  bad + "\""),
+              std::string::npos)
+        << bad;
   }
   // A bad value loads no plugin, each rejected saying why.
-  ::setenv(kPluginTimeoutVariable, "10s", 1);
   PluginSearch search;
   search.environment = search.install_dir = false;
   search.paths = {kPlugins / "good"};
-  const PluginSet set = load_plugins(search);
+  const PluginSet set = load_plugins(search, plugin_environment(nullptr, "10s"));
   EXPECT_TRUE(set.loaded.empty());
   ASSERT_EQ(set.rejected.size(), 1u);
   EXPECT_EQ(set.rejected[0].reason,
             "not loaded: ARCHFIT_PLUGIN_TIMEOUT is \"10s\", not a number of seconds above 0 and "
             "up to 86400 (such as 30 or 2.5)");
+  // A limit the host gives beats the environment's, even a malformed one.
+  search.time_limit = std::chrono::seconds(5);
+  EXPECT_EQ(load_plugins(search, plugin_environment(nullptr, "10s")).loaded.size(), 1u);
 }

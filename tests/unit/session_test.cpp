@@ -8,12 +8,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
 
 #include "jit/nvrtc/target_plan.hpp"
 #include "saved_env.hpp"
+#include "session/environment_settings.hpp"
 #include "util/file.hpp"
 
 namespace fs = std::filesystem;
@@ -78,6 +80,56 @@ TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
                        kb_, archfit::kb::KbParts::without_error_signatures)}),
       archfit::check::CheckError);
   EXPECT_THROW(Session({.kb_dir = kb_}).explain(request), archfit::diagnose::ExplainError);
+}
+
+// The one reader of the environment (issue 32): the knowledge base's folder
+// and the plugin settings come from the Session, which reads the variables
+// at each flow, so a host that changes one between two calls is heard; the
+// kb and plugin modules read none themselves.
+TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnvironmentAtEachFlow) {
+  archfit::testing::SavedEnv saved(
+      {"ARCHFIT_KB_DIR", "ARCHFIT_PLUGIN_PATH", "ARCHFIT_PLUGIN_TIMEOUT"});
+  ::setenv("ARCHFIT_KB_DIR", kb_.c_str(), 1);
+  ::setenv("ARCHFIT_PLUGIN_PATH", (kb_.string() + "::/no/such/dir").c_str(), 1);
+  ::setenv("ARCHFIT_PLUGIN_TIMEOUT", "2.5", 1);
+  const auto environment = archfit::session::read_environment_settings();
+  EXPECT_EQ(environment.kb_dir, kb_);
+  EXPECT_EQ(environment.plugins.paths, (std::vector<fs::path>{kb_, "/no/such/dir"}));
+  EXPECT_EQ(environment.plugins.time_limit, std::chrono::milliseconds(2500));
+
+  Session session;
+  const auto from_environment = session.knowledge_base().get();
+  empty_the_knowledge_base();
+  // Kept per folder: the variable's folder, read once.
+  EXPECT_EQ(session.knowledge_base().get(), from_environment);
+  // The variable changed: the next flow hears it, and a folder that is not
+  // a knowledge base is named with the variable.
+  ::setenv("ARCHFIT_KB_DIR", (kb_ / "missing").c_str(), 1);
+  try {
+    session.knowledge_base().get();
+    ADD_FAILURE() << "a missing folder was taken";
+  } catch (const archfit::kb::KbError& error) {
+    EXPECT_NE(std::string(error.what()).find("ARCHFIT_KB_DIR=" + (kb_ / "missing").string()),
+              std::string::npos)
+        << error.what();
+  }
+  // A folder the host names beats the variable.
+  EXPECT_NO_THROW(session.knowledge_base(fs::path(ARCHFIT_KB_SOURCE_DIR)).get());
+
+  // The plugin search gets the variable's folders, and its time limit; a
+  // malformed limit refuses each plugin, naming the variable. (The knowledge
+  // base's copy holds no plugin: its folder is searched, nothing is found.)
+  archfit::plugin::PluginSearch search;
+  search.install_dir = false;
+  EXPECT_EQ(session.plugins(search).searched, std::vector<fs::path>{fs::canonical(kb_)});
+  ::unsetenv("ARCHFIT_PLUGIN_PATH");
+  EXPECT_TRUE(session.plugins(search).searched.empty());
+  ::setenv("ARCHFIT_PLUGIN_TIMEOUT", "soon", 1);
+  EXPECT_NE(archfit::session::read_environment_settings().plugins.time_limit_problem.find(
+                "ARCHFIT_PLUGIN_TIMEOUT is \"soon\""),
+            std::string::npos);
+  EXPECT_EQ(session.resources().plugin_environment.time_limit_problem,
+            archfit::session::read_environment_settings().plugins.time_limit_problem);
 }
 
 TEST(SessionJit, EachSessionOwnsAJitRuntimeMadeOnFirstUseFromItsSettings) {

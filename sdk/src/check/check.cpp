@@ -260,7 +260,7 @@ void CheckRun::scan() {
   if (request_.plugins)
     plugins_ = std::async(
         sys::kForkBesideAllocatingThreadsIsSafe ? std::launch::async : std::launch::deferred,
-        plugin::load_plugins, *request_.plugins);
+        plugin::load_plugins, *request_.plugins, resources_.plugin_environment);
   binary::TreeScanOptions scan_options;
   scan_options.threads = resources_.threads;
   scan_options.on_progress = resources_.on_progress;

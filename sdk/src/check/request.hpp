@@ -61,6 +61,8 @@ struct CheckResources {
   // it is not read, and the verdict is then unknown, never fits.
   binary::ArchiveLimits archive_limits;
   binary::ProgressCallback on_progress;  // the scan's progress, for a progress line
+  // What the environment adds to the request's plugin search, if it has one.
+  plugin::PluginEnvironment plugin_environment;
 };
 
 // The knowledge base a check reads, waited for; CheckError when it could

@@ -1,11 +1,9 @@
 // Finding the knowledge base on disk. The order is the one resolve_kb_dir
 // documents; sdk/data/kb/README.md says the same for users.
-#include <cstdlib>
 #include <system_error>
 
 #include "knowledge_base.hpp"
 #include "sys/module_location.hpp"
-#include "sys/trust.hpp"
 
 #ifndef ARCHFIT_KB_SOURCE_DIR
 #define ARCHFIT_KB_SOURCE_DIR ""
@@ -29,20 +27,20 @@ bool has_kb(const fs::path& dir) {
 
 }  // namespace
 
-fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir) {
+fs::path resolve_kb_dir(const std::optional<fs::path>& explicit_dir,
+                        const std::optional<fs::path>& environment_dir) {
   if (explicit_dir) {
     if (!has_kb(*explicit_dir)) {
       throw KbError(explicit_dir->string() + ": not a knowledge-base directory (no gpus.yaml)");
     }
     return *explicit_dir;
   }
-  // What archfit believes about GPUs: ignored when setuid (sys/trust.hpp).
-  if (const char* env = sys::trusted_path_variable("ARCHFIT_KB_DIR")) {
-    if (!has_kb(env)) {
-      throw KbError(std::string("ARCHFIT_KB_DIR=") + env +
+  if (environment_dir) {
+    if (!has_kb(*environment_dir)) {
+      throw KbError("ARCHFIT_KB_DIR=" + environment_dir->string() +
                     ": not a knowledge-base directory (no gpus.yaml)");
     }
-    return env;
+    return *environment_dir;
   }
   // <prefix>/bin/archfit, <prefix>/lib/libarchfit.so and
   // <prefix>/lib/<multiarch>/libarchfit.so all find <prefix>/share/archfit/kb.

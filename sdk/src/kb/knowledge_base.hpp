@@ -314,11 +314,15 @@ KnowledgeBase load_knowledge_base(const std::filesystem::path& dir,
                                   KbParts parts = KbParts::everything);
 
 // Where the knowledge base is: `explicit_dir` (--kb) if given, else
-// $ARCHFIT_KB_DIR if set, else <prefix>/share/archfit/kb beside the running
-// library or executable, else the source tree of this build, else the
-// configured install directory. Throws KbError when an explicit or
-// environment directory does not exist, or when none is found.
-std::filesystem::path resolve_kb_dir(const std::optional<std::filesystem::path>& explicit_dir = {});
+// `environment_dir` (what ARCHFIT_KB_DIR names, as the one reader of the
+// environment, session/environment_settings.hpp, read it) if given, else
+// <prefix>/share/archfit/kb beside the running library or executable, else
+// the source tree of this build, else the configured install directory.
+// Throws KbError when an explicit or environment directory does not exist
+// (naming --kb's folder or ARCHFIT_KB_DIR), or when none is found.
+std::filesystem::path resolve_kb_dir(
+    const std::optional<std::filesystem::path>& explicit_dir = {},
+    const std::optional<std::filesystem::path>& environment_dir = {});
 
 std::string_view to_string(Confidence confidence);
 std::string_view to_string(DriverPlatform platform);  // "standard" | "jetson"

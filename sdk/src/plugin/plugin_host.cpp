@@ -148,16 +148,11 @@ LoadedPlugin load_in_this_process(const Manifest& manifest, uint32_t abi_min, ui
 
 }  // namespace
 
-std::vector<fs::path> plugin_directories(const PluginSearch& search) {
+std::vector<fs::path> plugin_directories(const PluginSearch& search,
+                                         const PluginEnvironment& environment) {
   std::vector<fs::path> candidates = search.paths;
-  if (search.environment) {
-    // Ignored when setuid (sys/trust.hpp).
-    if (const char* value = sys::trusted_path_variable("ARCHFIT_PLUGIN_PATH")) {
-      std::stringstream list(value);
-      for (std::string item; std::getline(list, item, ':');)
-        if (!item.empty()) candidates.emplace_back(item);
-    }
-  }
+  if (search.environment)
+    candidates.insert(candidates.end(), environment.paths.begin(), environment.paths.end());
   if (search.install_dir) {
     if (const fs::path module = sys::running_module_dir(); !module.empty())
       candidates.push_back(module.parent_path() / ARCHFIT_PLUGIN_INSTALL_SUBDIR);
@@ -246,9 +241,11 @@ LoadedPlugin load_plugin(const fs::path& manifest_path, uint32_t abi_min, uint32
   return plugin;
 }
 
-std::chrono::milliseconds plugin_time_limit() {
-  const char* value = std::getenv(kPluginTimeoutVariable);
-  if (value == nullptr || *value == '\0') return kDefaultPluginTimeLimit;
+namespace {
+
+// Seconds as ARCHFIT_PLUGIN_TIMEOUT gives them; nullopt for unset or empty.
+std::optional<std::chrono::milliseconds> parse_time_limit(const char* value) {
+  if (value == nullptr || *value == '\0') return std::nullopt;
   char* end = nullptr;
   errno = 0;
   const double seconds = std::strtod(value, &end);
@@ -259,19 +256,34 @@ std::chrono::milliseconds plugin_time_limit() {
   return std::chrono::milliseconds(static_cast<long long>(std::ceil(seconds * 1000)));
 }
 
-PluginSet load_plugins(const PluginSearch& search) {
-  PluginSet set;
-  // A bad ARCHFIT_PLUGIN_TIMEOUT refuses every plugin, saying why: loading
-  // them under a limit the user did not choose would hide the mistake.
-  std::chrono::milliseconds time_limit{0};
-  std::string bad_time_limit;
-  try {
-    time_limit = search.time_limit ? *search.time_limit : plugin_time_limit();
-  } catch (const PluginError& error) {
-    bad_time_limit = error.what();
+}  // namespace
+
+PluginEnvironment plugin_environment(const char* plugin_path, const char* timeout) {
+  PluginEnvironment environment;
+  if (plugin_path != nullptr) {
+    std::stringstream list(plugin_path);
+    for (std::string item; std::getline(list, item, ':');)
+      if (!item.empty()) environment.paths.emplace_back(item);
   }
+  try {
+    environment.time_limit = parse_time_limit(timeout);
+  } catch (const PluginError& error) {
+    environment.time_limit_problem = error.what();
+  }
+  return environment;
+}
+
+PluginSet load_plugins(const PluginSearch& search, const PluginEnvironment& environment) {
+  PluginSet set;
+  // The host's limit, else the environment's (a malformed one refuses
+  // every plugin, saying why), else the default.
+  const std::chrono::milliseconds time_limit = search.time_limit        ? *search.time_limit
+                                               : environment.time_limit ? *environment.time_limit
+                                                                        : kDefaultPluginTimeLimit;
+  const std::string bad_time_limit =
+      search.time_limit ? std::string() : environment.time_limit_problem;
   std::map<std::string, fs::path> names;  // name → where the loaded one came from
-  for (const auto& dir : plugin_directories(search)) {
+  for (const auto& dir : plugin_directories(search, environment)) {
     // A folder someone else can write to could hold anything: not searched.
     if (auto untrusted = sys::untrusted_because(dir, "plugins", sys::OtherWriters::group);
         !untrusted.empty()) {

@@ -24,6 +24,7 @@ namespace archfit::plugin {
 // is killed, unless ARCHFIT_PLUGIN_TIMEOUT (seconds) says otherwise.
 inline constexpr std::chrono::milliseconds kDefaultPluginTimeLimit{20'000};
 inline constexpr const char* kPluginTimeoutVariable = "ARCHFIT_PLUGIN_TIMEOUT";
+inline constexpr const char* kPluginPathVariable = "ARCHFIT_PLUGIN_PATH";
 // The most a plugin's child may send back (its modules' sources and images,
 // its probe's answer); one that sends more is killed and rejected.
 inline constexpr size_t kPluginAnswerLimit = size_t{64} << 20;
@@ -50,23 +51,39 @@ struct PluginSet {
   std::vector<RejectedPlugin> rejected;
 };
 
+// What the environment adds to every search: ARCHFIT_PLUGIN_PATH's folders
+// and ARCHFIT_PLUGIN_TIMEOUT's limit, as the one reader of the environment
+// (session/environment_settings.hpp) found them; this module reads no
+// variable itself.
+struct PluginEnvironment {
+  std::vector<std::filesystem::path> paths;             // in the order given
+  std::optional<std::chrono::milliseconds> time_limit;  // unset: kDefaultPluginTimeLimit
+  // A malformed ARCHFIT_PLUGIN_TIMEOUT, in a sentence naming it: every
+  // plugin is refused saying so, for loading them under a limit the user did
+  // not choose would hide the mistake.
+  std::string time_limit_problem;
+};
+
+// The environment's plugin settings from the two variables' values (nullptr
+// or "": unset). ARCHFIT_PLUGIN_PATH is ':'-separated; ARCHFIT_PLUGIN_TIMEOUT
+// is seconds above 0 and up to a day, such as 30 or 2.5.
+PluginEnvironment plugin_environment(const char* plugin_path, const char* timeout);
+
 struct PluginSearch {
   std::vector<std::filesystem::path> paths;   // the host's own, searched first
-  bool environment = true;                    // then ARCHFIT_PLUGIN_PATH (':'-separated)
+  bool environment = true;                    // then PluginEnvironment::paths
   bool install_dir = true;                    // then <prefix>/lib/archfit/plugins
   uint32_t abi_min = ARCHFIT_PLUGIN_ABI_MIN;  // the versions this host speaks
   uint32_t abi_max = ARCHFIT_PLUGIN_ABI_MAX;
-  // Each plugin's time limit; unset: plugin_time_limit().
+  // Each plugin's time limit; unset: the environment's, else
+  // kDefaultPluginTimeLimit.
   std::optional<std::chrono::milliseconds> time_limit;
 };
 
-// ARCHFIT_PLUGIN_TIMEOUT (seconds, such as 30 or 2.5), or
-// kDefaultPluginTimeLimit when it is unset or empty; throws PluginError
-// naming the variable and its value when that is not such a number.
-std::chrono::milliseconds plugin_time_limit();
-
-// The directories `search` names that exist, each once.
-std::vector<std::filesystem::path> plugin_directories(const PluginSearch& search);
+// The directories `search` names that exist, each once: its own, then the
+// environment's (when search.environment), then the install's.
+std::vector<std::filesystem::path> plugin_directories(const PluginSearch& search,
+                                                      const PluginEnvironment& environment = {});
 
 // Manifests (*.archfit-plugin.yaml) in `dir` and its immediate subfolders,
 // sorted by path.
@@ -80,6 +97,6 @@ LoadedPlugin load_plugin(const std::filesystem::path& manifest, uint32_t abi_min
 
 // Every plugin in the search path; a second plugin of a name already loaded
 // is rejected. Never throws for a bad plugin.
-PluginSet load_plugins(const PluginSearch& search);
+PluginSet load_plugins(const PluginSearch& search, const PluginEnvironment& environment = {});
 
 }  // namespace archfit::plugin

@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "store/store_location.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::session {
 
@@ -43,6 +44,11 @@ EnvironmentSettings read_environment_settings() {
   settings.archive_limits = archive_limits_from_environment(settings.warnings);
   std::string why;
   settings.cache_dir = store::cache_dir_from_environment(why);
+  // What archfit believes about GPUs, and code it loads: ignored when setuid.
+  if (const char* dir = sys::trusted_path_variable("ARCHFIT_KB_DIR")) settings.kb_dir = dir;
+  settings.plugins =
+      plugin::plugin_environment(sys::trusted_path_variable(plugin::kPluginPathVariable),
+                                 std::getenv(plugin::kPluginTimeoutVariable));
   return settings;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
-// The one reader of the environment variables that shape a run's resources,
-// for the CLI, the C ABI and the hosts alike (docs/design.md, "The session"):
+// The one reader of the environment variables that shape a run, for the
+// CLI, the C ABI and the hosts alike (docs/design.md, "The session"); the
+// modules below read none themselves, they are given what is read here:
 //
 //   ARCHFIT_WHEEL_MAX_RATIO  bytes a named wheel's members may decompress to,
 //                            per byte of wheel (default 32)
@@ -8,20 +9,29 @@
 //   ARCHFIT_CACHE_DIR        the cache folder (else $XDG_CACHE_HOME/archfit,
 //                            else ~/.cache/archfit): the scan index and the
 //                            kernel cache live there
+//   ARCHFIT_KB_DIR           the knowledge base's folder, unless the host or
+//                            --kb names one (kb::resolve_kb_dir)
+//   ARCHFIT_PLUGIN_PATH      more plugin folders, ':'-separated, and
+//   ARCHFIT_PLUGIN_TIMEOUT   each plugin's time limit in seconds
+//                            (plugin::PluginEnvironment)
 //
-// The kernel cache's own variables (ARCHFIT_CACHE_DIR, _READONLY_DIRS,
-// _MAX_BYTES) are read when the cache is first used
-// (jit::KernelCache::options_from_environment), ARCHFIT_KB_DIR is read where the knowledge base is
-// found (kb/kb_dir.cpp), ARCHFIT_NVRTC, CUDA_HOME and the loader's path where NVRTC is
-// (jit/nvrtc/nvrtc_discovery.hpp), ARCHFIT_PLUGIN_PATH and
-// ARCHFIT_PLUGIN_TIMEOUT where plugins are: each through sys/trust.hpp's
-// rule for variables that name where code is loaded from.
+// Variables that name where code or facts are loaded from are ignored in a
+// setuid process (sys/trust.hpp's trusted_path_variable).
+//
+// Not yet read here: the kernel cache's ARCHFIT_CACHE_READONLY_DIRS and
+// _MAX_BYTES (jit::KernelCache::options_from_environment), ARCHFIT_NVRTC and
+// CUDA_HOME (jit/nvrtc/nvrtc_discovery), ARCHFIT_FATBINARY (jit bundle), and
+// and, as facts of the environment being judged rather than settings, the
+// loader's LD_LIBRARY_PATH and CUDA_HOME (env/cuda_libraries) and the
+// VIRTUAL_ENV, CONDA_PREFIX and PATH a bare `archfit check` picks its
+// environment by (cli/check_command).
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "binary/decompression_budget.hpp"
+#include "plugin/plugin_host.hpp"
 
 namespace archfit::session {
 
@@ -33,6 +43,8 @@ struct EnvironmentSettings {
   // nullopt when no folder can be named (no HOME and no passwd entry): every
   // file is then read, as with --no-index.
   std::optional<std::filesystem::path> cache_dir;
+  std::optional<std::filesystem::path> kb_dir;  // ARCHFIT_KB_DIR
+  plugin::PluginEnvironment plugins;
   // A malformed value keeps the default and is named here, a sentence each
   // ("archfit: ARCHFIT_WHEEL_MAX_RATIO=x is not a whole number above 0; using 32").
   std::vector<std::string> warnings;

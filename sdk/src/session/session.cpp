@@ -37,7 +37,8 @@ kb::KnowledgeBaseSource Session::knowledge_base(const std::optional<std::filesys
   // Resolving may throw kb::KbError (no such folder): the source carries it.
   std::filesystem::path dir;
   try {
-    dir = kb::resolve_kb_dir(kb_dir ? kb_dir : settings_.kb_dir);
+    const auto& given = kb_dir ? kb_dir : settings_.kb_dir;
+    dir = kb::resolve_kb_dir(given, given ? std::nullopt : read_environment_settings().kb_dir);
   } catch (const kb::KbError&) {
     return kb::failed_knowledge_base();
   }
@@ -58,13 +59,12 @@ check::CheckResources Session::resources(const RunChoices& choices, kb::KbParts 
   resources.threads = settings_.threads;
   resources.libcuda = settings_.libcuda;
   resources.on_progress = choices.on_progress;
-  std::optional<EnvironmentSettings> environment;
-  if (!settings_.archive_limits || (choices.scan_index && !settings_.cache_dir))
-    environment = read_environment_settings();
+  EnvironmentSettings environment = read_environment_settings();
   resources.archive_limits =
-      settings_.archive_limits ? *settings_.archive_limits : environment->archive_limits;
+      settings_.archive_limits ? *settings_.archive_limits : environment.archive_limits;
   if (choices.scan_index)
-    resources.scan_index_dir = settings_.cache_dir ? settings_.cache_dir : environment->cache_dir;
+    resources.scan_index_dir = settings_.cache_dir ? settings_.cache_dir : environment.cache_dir;
+  resources.plugin_environment = std::move(environment.plugins);
   return resources;
 }
 
@@ -113,7 +113,7 @@ diagnose::Diagnosis Session::explain(const diagnose::ExplainRequest& request,
 }
 
 plugin::PluginSet Session::plugins(const plugin::PluginSearch& search) {
-  return plugin::load_plugins(search);
+  return plugin::load_plugins(search, read_environment_settings().plugins);
 }
 
 std::shared_ptr<jit::KernelModule> Session::module(jit::KernelModuleSpec spec) {
