@@ -1,6 +1,5 @@
 #include "tree_scan.hpp"
 
-#include <dirent.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -19,6 +18,7 @@
 #include "file_scan.hpp"
 #include "parallel.hpp"
 #include "pseudo_filesystem.hpp"
+#include "sys/directory_listing.hpp"
 
 namespace archfit::binary {
 
@@ -123,9 +123,10 @@ struct Walker {
     // device code, and opening one can block or never end.
   }
 
-  // readdir rather than std::filesystem: its d_type lets the thousands of
-  // sources and headers in a site-packages be passed over by name without a
-  // stat each (a torch venv: 16,910 files, about 600 of them read). An
+  // sys::DirectoryListing (readdir) rather than std::filesystem: its entry
+  // types (d_type) let the thousands of sources and headers in a
+  // site-packages be passed over by name without a stat each (a torch venv:
+  // 16,910 files, about 600 of them read). An
   // unchanged directory is not read at all when an earlier walk's listing
   // of it is offered (reuse_listing).
   void walk_directory(const std::string& dir, const FileStamp& stamp, dev_t device) {
@@ -138,32 +139,29 @@ struct Walker {
         return;
       }
     }
-    DIR* handle = ::opendir(dir.c_str());
-    if (!handle) {
-      problem(dir, "cannot list directory: " + std::string(std::strerror(errno)));
-      return;
-    }
     struct Child {
       std::string name;
       bool link = false;
     };
     std::vector<Child> children;
     bool complete = true;
-    for (;;) {
-      errno = 0;
-      const dirent* entry = ::readdir(handle);
-      if (!entry) break;
-      const std::string_view name = entry->d_name;
-      if (name == "." || name == "..") continue;
-      const bool file_or_link = entry->d_type == DT_REG || entry->d_type == DT_LNK;
-      if (file_or_link && never_device_code(name)) continue;
-      children.push_back({std::string(name), entry->d_type == DT_LNK});
+    {  // closed before the children are visited: one open directory at a time
+      using Type = sys::DirectoryListing::Type;
+      sys::DirectoryListing listing = sys::DirectoryListing::open(dir);
+      if (!listing.is_open()) {
+        problem(dir, "cannot list directory: " + listing.problem());
+        return;
+      }
+      while (const auto entry = listing.next()) {
+        const bool file_or_link = entry->type == Type::file || entry->type == Type::link;
+        if (file_or_link && never_device_code(entry->name)) continue;
+        children.push_back({std::string(entry->name), entry->type == Type::link});
+      }
+      if (!listing.problem().empty()) {
+        complete = false;
+        problem(dir, "cannot list directory: " + listing.problem());
+      }
     }
-    if (errno != 0) {
-      complete = false;
-      problem(dir, "cannot list directory: " + std::string(std::strerror(errno)));
-    }
-    ::closedir(handle);
     // Real files before the symlinks that alias them, then by name.
     std::sort(children.begin(), children.end(), [](const Child& a, const Child& b) {
       return a.link != b.link ? !a.link : a.name < b.name;

@@ -1,12 +1,9 @@
 #include "store/disk_store.hpp"
 
-#include <fcntl.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -15,6 +12,7 @@
 
 #include "store/entry_format.hpp"
 #include "store/store_key.hpp"
+#include "sys/file_io.hpp"
 #include "sys/trust.hpp"
 
 namespace archfit::store {
@@ -27,46 +25,12 @@ std::string errno_text(const std::string& what, const fs::path& path, int cause)
   return what + " " + path.string() + ": " + std::strerror(cause);
 }
 
-bool read_at(int fd, void* data, size_t size, uint64_t offset) {
-  auto* out = static_cast<char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::pread(fd, out, size, static_cast<off_t>(offset));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    out += n;
-    size -= static_cast<size_t>(n);
-    offset += static_cast<uint64_t>(n);
-  }
-  return true;
-}
-
-bool write_all(int fd, std::span<const std::byte> bytes) {
-  const auto* data = reinterpret_cast<const char*>(bytes.data());
-  size_t left = bytes.size();
-  while (left > 0) {
-    const ssize_t n = ::write(fd, data, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    data += n;
-    left -= static_cast<size_t>(n);
-  }
-  return true;
-}
-
 fs::file_time_type to_file_time(const struct timespec& time) {
   const auto since_epoch =
       std::chrono::seconds(time.tv_sec) + std::chrono::nanoseconds(time.tv_nsec);
   return std::chrono::file_clock::from_sys(std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch)));
 }
-
-// Closes a descriptor when it goes out of scope.
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
 
 }  // namespace
 
@@ -120,34 +84,40 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
   if (auto untrusted = sys::untrusted_below(root_, path.parent_path(), "kernels");
       !untrusted.empty())
     return bad("not trusted: " + untrusted);
-  const Fd file{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
-  if (file.fd < 0) {
-    if (errno == ENOENT) return read;
-    return bad(errno == ELOOP ? "a symbolic link, not an entry" : std::strerror(errno));
+  // Not through a link: an entry is a file archfit wrote itself.
+  const sys::NoFollowFile file = sys::NoFollowFile::open(path);
+  switch (file.kind()) {
+    case sys::NoFollowFile::Kind::opened:
+      break;
+    case sys::NoFollowFile::Kind::missing:
+      return read;
+    case sys::NoFollowFile::Kind::link:
+      return bad("a symbolic link, not an entry");
+    case sys::NoFollowFile::Kind::not_regular:
+      return bad("not a regular file");
+    case sys::NoFollowFile::Kind::failed:
+      return bad(file.problem());
   }
-  struct stat info {};
-  if (::fstat(file.fd, &info) != 0) return bad(std::strerror(errno));
-  if (!S_ISREG(info.st_mode)) return bad("not a regular file");
-  if (auto untrusted = sys::untrusted_because(path, info, "kernels"); !untrusted.empty())
+  if (auto untrusted = sys::untrusted_because(path, file.info(), "kernels"); !untrusted.empty())
     return bad("not trusted: " + untrusted);
-  const auto size = static_cast<uint64_t>(info.st_size);
+  const uint64_t size = file.size();
   std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
   const size_t head_size = static_cast<size_t>(std::min<uint64_t>(size, sizeof head));
-  if (!read_at(file.fd, head, head_size, 0))
-    return bad("unreadable: " + std::string(std::strerror(errno)));
+  std::string unreadable;
+  if (!file.read_at({head, head_size}, 0, &unreadable)) return bad("unreadable: " + unreadable);
   EntryHeader header;
   if (auto problem = check_entry_header({head, head_size}, size, key, header); !problem.empty())
     return bad(std::move(problem));
   if (check == EntryCheck::full) {
     read.payload.resize(header.payload_size);
-    if (!read_at(file.fd, read.payload.data(), read.payload.size(), header.payload_offset))
-      return bad("unreadable: " + std::string(std::strerror(errno)));
+    if (!file.read_at(read.payload, header.payload_offset, &unreadable))
+      return bad("unreadable: " + unreadable);
     if (entry_checksum(read.payload) != header.checksum) {
       read.payload.clear();
       return bad("checksum mismatch: the payload is corrupt");
     }
   }
-  if (touch) ::futimens(file.fd, nullptr);  // best effort: only LRU order depends on it
+  if (touch) file.touch();  // best effort: only LRU order depends on it
   read.status = Read::Status::ok;
   return read;
 }
@@ -169,38 +139,20 @@ std::string DiskStore::write(std::string_view key, std::span<const std::byte> pa
   // the host (a ComfyUI with unsaved work) unless it ignores the signal:
   // an entry that would cross the limit is not written at all.
   const uint64_t entry_bytes = kEntryHeaderSize + key.size() + payload.size();
-  struct rlimit limit {};
-  if (::getrlimit(RLIMIT_FSIZE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY &&
-      entry_bytes > limit.rlim_cur) {
+  if (const auto limit = sys::file_size_limit(); limit && entry_bytes > *limit) {
     return "cannot write " + entry_path(key).string() + ": the entry's " +
            std::to_string(entry_bytes) + " bytes exceed this process's file size limit " +
-           "(RLIMIT_FSIZE, " + std::to_string(limit.rlim_cur) + " bytes)";
+           "(RLIMIT_FSIZE, " + std::to_string(*limit) + " bytes)";
   }
   if (auto problem = make_subdir(key); !problem.empty()) return problem;
-  const auto dir = subdir(key);
-  static std::atomic<uint64_t> serial{0};
-  const fs::path temp = dir / (std::string(key) + "." + std::to_string(::getpid()) + "." +
-                               std::to_string(serial++) + ".tmp");
-  // O_EXCL only keeps two writers off one temporary name; the lock is the flock.
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (fd < 0) return errno_text("cannot create", temp, errno);
+  // <key>.<pid>.<n>.tmp, which list() knows as the key's temporary file.
+  const fs::path temp = sys::unique_temporary_path(subdir(key), key);
   const auto header = entry_header(key, payload);
-  bool ok = write_all(fd, header) && write_all(fd, payload);
-  int cause = errno;
-  if (::close(fd) != 0 && ok) {
-    ok = false;
-    cause = errno;
-  }
+  // Created exclusively (O_EXCL), which only keeps two writers off one
+  // temporary name; the lock is the flock.
   // No fsync: a power cut may leave a torn entry under the final name, and
   // the checksum refuses it on the next read.
-  const fs::path target = entry_path(key);
-  if (ok && ::rename(temp.c_str(), target.c_str()) != 0) {
-    ok = false;
-    cause = errno;
-  }
-  if (ok) return "";
-  ::unlink(temp.c_str());
-  return errno_text("cannot write", target, cause);
+  return sys::write_then_replace(temp, entry_path(key), {header, payload});
 }
 
 void DiskStore::discard(std::string_view key) const {
