@@ -249,7 +249,8 @@ int main(int argc, char** argv) {
     if (std::strcmp(argv[i], "--runs") == 0) runs = std::max(1, std::atoi(argv[i + 1]));
     if (std::strcmp(argv[i], "--library") == 0) library = argv[i + 1];
   }
-  const Nvrtc nvrtc = library.empty() ? Nvrtc::discover(archfit::jit::default_nvrtc_search())
+  const Nvrtc nvrtc = library.empty() ? Nvrtc::discover(archfit::jit::nvrtc_search_over(
+                                            "", archfit::env::default_cuda_library_search({})))
                                       : Nvrtc::load(library);
   std::printf("%s\n", nvrtc.describe().c_str());
   const auto& archs = nvrtc.info().supported_archs;

@@ -835,33 +835,6 @@ TEST_F(JitCacheTest, BuilderKilledMidBuildLeavesNoEntryAndNoLock) {
 
 // ---------------------------------------------------------------- the environment
 
-TEST(CacheLocation, EnvironmentChoosesTheDirectory) {
-  SavedEnv saved{"ARCHFIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME", "ARCHFIT_CACHE_READONLY_DIRS",
-                 "ARCHFIT_CACHE_MAX_BYTES"};
-  ::setenv("HOME", "/home/someone", 1);
-  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
-  ::setenv("ARCHFIT_CACHE_DIR", "/explicit", 1);
-  EXPECT_EQ(KernelCache::options_from_environment().dir, fs::path("/explicit"));
-  ::setenv("ARCHFIT_CACHE_DIR", "", 1);
-  EXPECT_EQ(KernelCache::options_from_environment().dir, fs::path("/xdg/archfit"));
-  ::setenv("XDG_CACHE_HOME", "relative", 1);  // ignored, as the XDG spec says
-  EXPECT_EQ(KernelCache::options_from_environment().dir, fs::path("/home/someone/.cache/archfit"));
-  ::unsetenv("XDG_CACHE_HOME");
-  EXPECT_EQ(KernelCache::options_from_environment().dir, fs::path("/home/someone/.cache/archfit"));
-
-  ::setenv("ARCHFIT_CACHE_READONLY_DIRS", "/fleet/a::/fleet/b:", 1);
-  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "64M", 1);
-  auto options = KernelCache::options_from_environment();
-  EXPECT_EQ(options.readonly_dirs, (std::vector<fs::path>{"/fleet/a", "/fleet/b"}));
-  EXPECT_EQ(options.max_bytes, 64ull << 20);
-  EXPECT_TRUE(options.notes.empty());
-  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "lots", 1);
-  options = KernelCache::options_from_environment();
-  EXPECT_EQ(options.max_bytes, 1ull << 30);
-  ASSERT_EQ(options.notes.size(), 1u);
-  EXPECT_NE(options.notes[0].find("ARCHFIT_CACHE_MAX_BYTES=lots"), std::string::npos);
-}
-
 TEST(CacheLocation, ByteCounts) {
   EXPECT_EQ(store::parse_byte_count("1073741824"), 1073741824u);
   EXPECT_EQ(store::parse_byte_count("0"), 0u);

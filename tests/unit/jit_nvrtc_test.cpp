@@ -328,19 +328,19 @@ TEST(NvrtcDiscovery, ArchfitNvrtcMayNameAFileOfAnyName) {
   EXPECT_FALSE(nvrtc.info().include_dirs.empty());
 }
 
-TEST(NvrtcDiscovery, DefaultSearchReadsTheEnvironment) {
-  archfit::testing::SavedEnv saved{"ARCHFIT_NVRTC", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"};
-  ::setenv("ARCHFIT_NVRTC", "/opt/nvrtc/libnvrtc.so.13", 1);
-  ::unsetenv("CUDA_HOME");
-  ::setenv("CUDA_PATH", "/opt/cuda", 1);
-  ::setenv("LD_LIBRARY_PATH", "/a:/b", 1);
-  const auto search = default_nvrtc_search({"/site"});
+TEST(NvrtcDiscovery, TheSearchIsTheVariableOverTheLoadersPlaces) {
+  archfit::env::CudaLibrarySearch loader;
+  loader.cuda_home = "/opt/cuda";
+  loader.ld_library_path = {"/a", "/b"};
+  loader.loader_dirs = {"/lib"};
+  loader.site_packages = {"/site"};
+  const auto search = nvrtc_search_over("/opt/nvrtc/libnvrtc.so.13", loader);
   EXPECT_EQ(search.archfit_nvrtc, "/opt/nvrtc/libnvrtc.so.13");
   EXPECT_EQ(search.cuda_home, "/opt/cuda");
   EXPECT_EQ(search.ld_library_path, (std::vector<fs::path>{"/a", "/b"}));
+  EXPECT_EQ(search.loader_dirs, (std::vector<fs::path>{"/lib"}));
   EXPECT_EQ(search.site_packages, (std::vector<fs::path>{"/site"}));
   EXPECT_EQ(search.default_toolkit, "/usr/local/cuda");
-  EXPECT_FALSE(search.loader_dirs.empty());
 }
 
 TEST(NvrtcDiscovery, ReleaseIsReadFromTheLibrarysOwnString) {

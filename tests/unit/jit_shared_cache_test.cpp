@@ -82,7 +82,7 @@ class SharedKernelCache : public ::testing::Test {
 }  // namespace
 
 TEST_F(SharedKernelCache, ABundleBuiltOnceServesEveryNodeOfItsArchsWithoutACompile) {
-  if (archfit::jit::find_fatbinary().empty()) GTEST_SKIP() << "no fatbinary in the toolkit";
+  if (archfit::jit::find_fatbinary({}).empty()) GTEST_SKIP() << "no fatbinary in the toolkit";
   // The build machine: one bundle, its compiles cached on the shared storage.
   archfit::jit::BundleRequest bundle;
   bundle.source = fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu";

@@ -19,6 +19,8 @@
 #include "util/file.hpp"
 
 namespace fs = std::filesystem;
+using archfit::session::read_fatbinary_search;
+using archfit::session::read_jit_settings;
 using archfit::session::Session;
 
 namespace {
@@ -130,6 +132,65 @@ TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnviron
             std::string::npos);
   EXPECT_EQ(session.resources().plugin_environment.time_limit_problem,
             archfit::session::read_environment_settings().plugins.time_limit_problem);
+}
+
+TEST(SessionEnvironment, TheKernelCacheSettingsAreReadFromTheEnvironment) {
+  archfit::testing::SavedEnv saved{"ARCHFIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME",
+                                   "ARCHFIT_CACHE_READONLY_DIRS", "ARCHFIT_CACHE_MAX_BYTES"};
+  ::setenv("HOME", "/home/someone", 1);
+  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
+  ::setenv("ARCHFIT_CACHE_DIR", "/explicit", 1);
+  EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/explicit"));
+  ::setenv("ARCHFIT_CACHE_DIR", "", 1);
+  EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/xdg/archfit"));
+  ::setenv("XDG_CACHE_HOME", "relative", 1);  // ignored, as the XDG spec says
+  EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/home/someone/.cache/archfit"));
+  ::unsetenv("XDG_CACHE_HOME");
+  EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/home/someone/.cache/archfit"));
+
+  ::setenv("ARCHFIT_CACHE_READONLY_DIRS", "/fleet/a::/fleet/b:", 1);
+  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "64M", 1);
+  auto options = read_jit_settings().cache.value();
+  EXPECT_EQ(options.readonly_dirs, (std::vector<fs::path>{"/fleet/a", "/fleet/b"}));
+  EXPECT_EQ(options.max_bytes, 64ull << 20);
+  EXPECT_TRUE(options.notes.empty());
+  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "lots", 1);
+  options = read_jit_settings().cache.value();
+  EXPECT_EQ(options.max_bytes, 1ull << 30);
+  ASSERT_EQ(options.notes.size(), 1u);
+  EXPECT_NE(options.notes[0].find("ARCHFIT_CACHE_MAX_BYTES=lots"), std::string::npos);
+}
+
+TEST(SessionEnvironment, TheNvrtcSearchIsReadFromTheEnvironment) {
+  archfit::testing::SavedEnv saved{"ARCHFIT_NVRTC", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"};
+  ::setenv("ARCHFIT_NVRTC", "/opt/nvrtc/libnvrtc.so.13", 1);
+  ::unsetenv("CUDA_HOME");
+  ::setenv("CUDA_PATH", "/opt/cuda", 1);
+  ::setenv("LD_LIBRARY_PATH", "/a:/b", 1);
+  const auto search = read_jit_settings().nvrtc_search.value();
+  EXPECT_EQ(search.archfit_nvrtc, "/opt/nvrtc/libnvrtc.so.13");
+  EXPECT_EQ(search.cuda_home, "/opt/cuda");
+  EXPECT_EQ(search.ld_library_path, (std::vector<fs::path>{"/a", "/b"}));
+  EXPECT_EQ(search.default_toolkit, "/usr/local/cuda");
+  EXPECT_FALSE(search.loader_dirs.empty());
+}
+
+TEST(SessionEnvironment, FatbinaryIsLookedForWhereTheEnvironmentSays) {
+  archfit::testing::SavedEnv saved{"ARCHFIT_FATBINARY", "CUDA_HOME", "CUDA_PATH", "PATH"};
+  ::setenv("ARCHFIT_FATBINARY", "/opt/fb/fatbinary", 1);
+  ::setenv("CUDA_HOME", "/opt/a", 1);
+  ::setenv("CUDA_PATH", "/opt/b", 1);
+  ::setenv("PATH", "/x:/y", 1);
+  const auto search = read_fatbinary_search();
+  EXPECT_EQ(search.given, "/opt/fb/fatbinary");
+  EXPECT_EQ(search.toolkits, (std::vector<fs::path>{"/opt/a", "/opt/b"}));
+  EXPECT_EQ(search.path, "/x:/y");
+  EXPECT_EQ(archfit::jit::find_fatbinary(search), "/opt/fb/fatbinary");
+  ::unsetenv("ARCHFIT_FATBINARY");
+  ::unsetenv("CUDA_HOME");
+  ::unsetenv("CUDA_PATH");
+  EXPECT_TRUE(read_fatbinary_search().given.empty());
+  EXPECT_TRUE(read_fatbinary_search().toolkits.empty());
 }
 
 TEST(SessionJit, EachSessionOwnsAJitRuntimeMadeOnFirstUseFromItsSettings) {

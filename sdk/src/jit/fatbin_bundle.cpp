@@ -14,7 +14,6 @@
 #include "jit_runtime.hpp"
 #include "sys/child_process.hpp"
 #include "sys/run_program.hpp"
-#include "sys/trust.hpp"
 #include "util/file.hpp"
 
 namespace archfit::jit {
@@ -57,19 +56,12 @@ nlohmann::json compile_one(const BundleRequest& request, const JitSettings& sett
 
 }  // namespace
 
-// A program archfit runs: the variables that name it are ignored when setuid
-// (sys/trust.hpp).
-fs::path find_fatbinary() {
-  if (const char* given = sys::trusted_path_variable("ARCHFIT_FATBINARY")) return given;
-  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"}) {
-    if (const char* root = sys::trusted_path_variable(variable)) {
-      if (executable(fs::path(root) / "bin" / "fatbinary"))
-        return fs::path(root) / "bin" / "fatbinary";
-    }
-  }
+fs::path find_fatbinary(const FatbinarySearch& search) {
+  if (!search.given.empty()) return search.given;
+  for (const auto& root : search.toolkits)
+    if (!root.empty() && executable(root / "bin" / "fatbinary")) return root / "bin" / "fatbinary";
   if (executable("/usr/local/cuda/bin/fatbinary")) return "/usr/local/cuda/bin/fatbinary";
-  if (const char* path = sys::trusted_path_variable("PATH"))
-    return env::find_program("fatbinary", path).value_or(fs::path());
+  if (!search.path.empty()) return env::find_program("fatbinary", search.path).value_or(fs::path());
   return {};
 }
 
@@ -77,7 +69,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   const auto start = std::chrono::steady_clock::now();
   if (request.archs.empty()) throw BundleError("--arch: name at least one arch");
   BundleResult result;
-  result.fatbinary = find_fatbinary();
+  result.fatbinary = request.fatbinary.empty() ? find_fatbinary({}) : request.fatbinary;
   if (result.fatbinary.empty()) {
     throw BundleError(
         "no fatbinary found (ARCHFIT_FATBINARY, CUDA_HOME/bin, /usr/local/cuda/bin, PATH); it "

@@ -26,6 +26,9 @@ struct BundleRequest {
   std::vector<std::string> name_expressions;  // "rmsnorm<float>"
   std::filesystem::path output;
   unsigned jobs = 0;  // compiles at once; 0: one per CPU
+  // The fatbinary to pack with; empty: find_fatbinary({}), the toolkit's at
+  // /usr/local/cuda only. A Session names the one its environment gives.
+  std::filesystem::path fatbinary;
 };
 
 struct BundleImage {
@@ -40,9 +43,17 @@ struct BundleResult {
   double milliseconds = 0;  // the whole bundle, wall clock
 };
 
-// ARCHFIT_FATBINARY, then CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin,
-// then PATH; empty when there is none.
-std::filesystem::path find_fatbinary();
+// Where fatbinary may be, as the one reader of the environment
+// (session/environment_settings.hpp) found the variables that name it.
+struct FatbinarySearch {
+  std::filesystem::path given;                  // ARCHFIT_FATBINARY: used as it is
+  std::vector<std::filesystem::path> toolkits;  // CUDA_HOME, CUDA_PATH: each one's bin/
+  std::string path;                             // PATH, ':'-separated
+};
+
+// `given`, then each toolkit's bin/, /usr/local/cuda/bin, then `path`; empty
+// when there is none.
+std::filesystem::path find_fatbinary(const FatbinarySearch& search);
 
 // Throws BundleError naming the arch and carrying NVRTC's own message (its
 // whole log) when one fails, or how its child ended when it crashed or ran

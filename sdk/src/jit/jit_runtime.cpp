@@ -10,8 +10,8 @@ JitRuntime::JitRuntime(JitSettings settings) : settings_(std::move(settings)) {}
 KernelCache& JitRuntime::cache() {
   const std::lock_guard lock(cache_mutex_);
   if (!cache_) {
-    cache_ = std::make_unique<KernelCache>(
-        settings_.cache ? *settings_.cache : KernelCache::options_from_environment());
+    cache_ =
+        std::make_unique<KernelCache>(settings_.cache ? *settings_.cache : KernelCache::Options{});
   }
   return *cache_;
 }
@@ -20,7 +20,7 @@ LazyNvrtc& JitRuntime::nvrtc() {
   const std::lock_guard lock(nvrtc_mutex_);
   if (!nvrtc_)
     nvrtc_ = std::make_unique<LazyNvrtc>(settings_.nvrtc_search ? *settings_.nvrtc_search
-                                                                : default_nvrtc_search());
+                                                                : NvrtcSearch{});
   return *nvrtc_;
 }
 

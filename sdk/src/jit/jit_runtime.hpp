@@ -24,10 +24,12 @@ namespace archfit::jit {
 
 struct JitSettings {
   std::filesystem::path libcuda;  // empty: "libcuda.so.1" through the loader
-  // nullopt: KernelCache::options_from_environment() (ARCHFIT_CACHE_DIR, …),
-  // read when the cache is first used.
+  // The jit reads no environment variable: a Session fills these from its
+  // one reader (session/environment_settings.hpp: ARCHFIT_CACHE_DIR, …,
+  // ARCHFIT_NVRTC, CUDA_HOME, LD_LIBRARY_PATH). nullopt: kernels cached in
+  // memory only.
   std::optional<KernelCache::Options> cache;
-  // nullopt: default_nvrtc_search() (ARCHFIT_NVRTC, CUDA_HOME, …).
+  // nullopt: NvrtcSearch{}, the toolkit at /usr/local/cuda only.
   std::optional<NvrtcSearch> nvrtc_search;
 };
 

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "env/cuda_libraries.hpp"
 #include "store/store_location.hpp"
 #include "sys/trust.hpp"
 
@@ -38,6 +39,40 @@ binary::ArchiveLimits archive_limits_from_environment(std::vector<std::string>& 
 }
 
 }  // namespace
+
+jit::JitSettings read_jit_settings() {
+  jit::JitSettings settings;
+  jit::KernelCache::Options& cache = settings.cache.emplace();
+  std::string why;
+  cache.dir = store::cache_dir_from_environment(why);
+  if (!cache.dir)
+    cache.notes.push_back("kernel cache: " + why + "; kernels are cached in memory only");
+  cache.readonly_dirs = store::readonly_dirs_from_environment();
+  if (const char* text = std::getenv(store::kCacheMaxBytesVariable); text && *text) {
+    if (auto bytes = store::parse_byte_count(text)) {
+      cache.max_bytes = *bytes;
+    } else {
+      cache.notes.push_back(std::string("kernel cache: ") + store::kCacheMaxBytesVariable + "=" +
+                            text +
+                            " is not a byte count (such as 1073741824, 512M or 1G); using 1 GiB");
+    }
+  }
+  // A library archfit loads: ignored when setuid.
+  const char* nvrtc = sys::trusted_path_variable("ARCHFIT_NVRTC");
+  settings.nvrtc_search =
+      jit::nvrtc_search_over(nvrtc ? nvrtc : "", env::default_cuda_library_search({}));
+  return settings;
+}
+
+jit::FatbinarySearch read_fatbinary_search() {
+  // A program archfit runs: the variables that name it are ignored when setuid.
+  jit::FatbinarySearch search;
+  if (const char* given = sys::trusted_path_variable("ARCHFIT_FATBINARY")) search.given = given;
+  for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
+    if (const char* root = sys::trusted_path_variable(variable)) search.toolkits.emplace_back(root);
+  if (const char* path = sys::trusted_path_variable("PATH")) search.path = path;
+  return search;
+}
 
 EnvironmentSettings read_environment_settings() {
   EnvironmentSettings settings;

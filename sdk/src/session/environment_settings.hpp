@@ -15,22 +15,30 @@
 //   ARCHFIT_PLUGIN_TIMEOUT   each plugin's time limit in seconds
 //                            (plugin::PluginEnvironment)
 //
+// and, for the jit runtime (read_jit_settings, when a Session first needs it):
+//
+//   ARCHFIT_CACHE_DIR        the kernel cache's folder, as above
+//   ARCHFIT_CACHE_READONLY_DIRS  prebuilt caches searched after it, ':'-separated
+//   ARCHFIT_CACHE_MAX_BYTES  its budget (default 1G; K/M/G/T suffixes)
+//   ARCHFIT_NVRTC            a libnvrtc file or folder tried first
+//   ARCHFIT_FATBINARY        the fatbinary `jit bundle` packs with, else
+//   CUDA_HOME, CUDA_PATH     each one's bin/, and PATH
+//
 // Variables that name where code or facts are loaded from are ignored in a
 // setuid process (sys/trust.hpp's trusted_path_variable).
 //
-// Not yet read here: the kernel cache's ARCHFIT_CACHE_READONLY_DIRS and
-// _MAX_BYTES (jit::KernelCache::options_from_environment), ARCHFIT_NVRTC and
-// CUDA_HOME (jit/nvrtc/nvrtc_discovery), ARCHFIT_FATBINARY (jit bundle), and
-// and, as facts of the environment being judged rather than settings, the
-// loader's LD_LIBRARY_PATH and CUDA_HOME (env/cuda_libraries) and the
-// VIRTUAL_ENV, CONDA_PREFIX and PATH a bare `archfit check` picks its
-// environment by (cli/check_command).
+// Read elsewhere, as facts of the environment being judged rather than
+// settings: the loader's LD_LIBRARY_PATH and CUDA_HOME (env/cuda_libraries,
+// also where NVRTC is looked for) and the VIRTUAL_ENV, CONDA_PREFIX and PATH
+// a bare `archfit check` picks its environment by (cli/check_command).
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "binary/decompression_budget.hpp"
+#include "jit/fatbin_bundle.hpp"
+#include "jit/jit_runtime.hpp"
 #include "plugin/plugin_host.hpp"
 
 namespace archfit::session {
@@ -53,5 +61,13 @@ struct EnvironmentSettings {
 // Read now: a Session reads it at each flow for what its settings leave
 // unset, so a host that changes a variable between two calls is heard.
 EnvironmentSettings read_environment_settings();
+
+// The jit runtime's settings from the environment: the kernel cache (its
+// malformed values in Options::notes, warned of when the cache is made) and
+// where NVRTC is. libcuda is left to the caller.
+jit::JitSettings read_jit_settings();
+
+// Where `jit bundle`'s fatbinary is, from the environment.
+jit::FatbinarySearch read_fatbinary_search();
 
 }  // namespace archfit::session

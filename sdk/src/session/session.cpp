@@ -71,7 +71,7 @@ check::CheckResources Session::resources(const RunChoices& choices, kb::KbParts 
 std::shared_ptr<jit::JitRuntime> Session::jit() {
   const std::lock_guard<std::mutex> lock(mutex_);
   if (!jit_) {
-    jit::JitSettings settings;
+    jit::JitSettings settings = read_jit_settings();
     settings.libcuda = settings_.libcuda;
     jit_ = std::make_shared<jit::JitRuntime>(std::move(settings));
   }
@@ -125,7 +125,10 @@ jit::CachedCompile Session::compile(const jit::CompileRequest& request) {
 }
 
 jit::BundleResult Session::bundle(const jit::BundleRequest& request) {
-  return jit::build_bundle(request, jit()->settings());
+  if (!request.fatbinary.empty()) return jit::build_bundle(request, jit()->settings());
+  jit::BundleRequest with_fatbinary = request;
+  with_fatbinary.fatbinary = jit::find_fatbinary(read_fatbinary_search());
+  return jit::build_bundle(with_fatbinary, jit()->settings());
 }
 
 }  // namespace archfit::session

@@ -52,26 +52,6 @@ const char* to_string(CacheSource source) {
   return "unknown";
 }
 
-KernelCache::Options KernelCache::options_from_environment() {
-  Options options;
-  std::string why;
-  options.dir = store::cache_dir_from_environment(why);
-  if (!options.dir)
-    options.notes.push_back("kernel cache: " + why + "; kernels are cached in memory only");
-  options.readonly_dirs = store::readonly_dirs_from_environment();
-  if (const char* text = std::getenv(store::kCacheMaxBytesVariable);
-      text != nullptr && *text != '\0') {
-    if (auto bytes = store::parse_byte_count(text)) {
-      options.max_bytes = *bytes;
-    } else {
-      options.notes.push_back(std::string("kernel cache: ") + store::kCacheMaxBytesVariable + "=" +
-                              text +
-                              " is not a byte count (such as 1073741824, 512M or 1G); using 1 GiB");
-    }
-  }
-  return options;
-}
-
 KernelCache::KernelCache(Options options) : options_(std::move(options)) {
   for (const auto& note : options_.notes) warn(note);
   if (options_.dir) {

@@ -65,18 +65,14 @@ class KernelCache {
     // The primary's byte budget; least recently used entries go beyond it.
     // An image bigger than the budget is kept in memory only.
     uint64_t max_bytes = 1ull << 30;
-    // Problems met while reading the environment; reported as warnings.
+    // Problems met while reading the environment (session/environment_settings:
+    // ARCHFIT_CACHE_DIR, _READONLY_DIRS, _MAX_BYTES); reported as warnings.
     std::vector<std::string> notes;
     // Receives every warning as it happens; default: "archfit: …" on stderr.
     std::function<void(const std::string&)> on_warning;
   };
   using Entry = store::CacheEntry;
   using Builder = std::function<std::vector<std::byte>()>;
-
-  // ARCHFIT_CACHE_DIR, else $XDG_CACHE_HOME/archfit, else ~/.cache/archfit;
-  // ARCHFIT_CACHE_READONLY_DIRS (colon-separated); ARCHFIT_CACHE_MAX_BYTES
-  // (bytes, or with a K/M/G/T suffix; default 1 GiB).
-  static Options options_from_environment();
 
   // Prepares the primary directory: creates it with mode 0700 if missing;
   // refuses one writable by group or others (or owned by another user), and

@@ -188,15 +188,13 @@ int compare_versions(const std::string& a, const std::string& b) {
   return 0;
 }
 
-NvrtcSearch default_nvrtc_search(const std::vector<fs::path>& site_packages) {
-  const auto loader = env::default_cuda_library_search(site_packages);
+NvrtcSearch nvrtc_search_over(const fs::path& archfit_nvrtc, const env::CudaLibrarySearch& loader) {
   NvrtcSearch search;
-  // A library archfit loads: ignored when setuid (sys/trust.hpp).
-  if (const char* value = sys::trusted_path_variable("ARCHFIT_NVRTC")) search.archfit_nvrtc = value;
+  search.archfit_nvrtc = archfit_nvrtc;
   search.cuda_home = loader.cuda_home;
   search.ld_library_path = loader.ld_library_path;
   search.loader_dirs = loader.loader_dirs;
-  search.site_packages = site_packages;
+  search.site_packages = loader.site_packages;
   return search;
 }
 

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "env/cuda_libraries.hpp"
+
 namespace archfit::jit {
 
 // The places searched, in this order. Each field is one kind of place;
@@ -21,8 +23,12 @@ struct NvrtcSearch {
   std::filesystem::path default_toolkit = "/usr/local/cuda";  // its lib64
 };
 
-// The search this process's environment describes, with the given site-packages.
-NvrtcSearch default_nvrtc_search(const std::vector<std::filesystem::path>& site_packages = {});
+// The search for `archfit_nvrtc` (ARCHFIT_NVRTC as the one reader of the
+// environment, session/environment_settings.hpp, read it; empty: none) over
+// the loader's places (`loader`: CUDA_HOME, LD_LIBRARY_PATH, the loader's
+// folders, the site-packages).
+NvrtcSearch nvrtc_search_over(const std::filesystem::path& archfit_nvrtc,
+                              const env::CudaLibrarySearch& loader);
 
 struct NvrtcCandidate {
   std::filesystem::path path;
