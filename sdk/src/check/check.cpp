@@ -287,7 +287,8 @@ void CheckRun::scan() {
 void CheckRun::probe() {
   sites_ = sites_read_.get();
   kb_ = &knowledge_base_of(resources_);
-  probe_devices_and_driver(request_, resources_, kb(), report);
+  choose_devices(request_, resources_, kb(), report);
+  choose_driver(request_, kb(), report);
 }
 
 void CheckRun::attribute() {

@@ -10,25 +10,6 @@ namespace archfit::check {
 
 namespace {
 
-DeviceInfo named_device(const std::string& name, const kb::KnowledgeBase& kb,
-                        const std::string& machine) {
-  try {
-    const auto gpu = kb.resolve_gpu(name);
-    DeviceInfo device;
-    device.name = gpu.name;
-    device.cc = gpu.cc;
-    device.simulated = true;
-    const auto* architecture = kb.architecture(gpu.cc);
-    const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
-    device.machine = gpu.entry && !gpu.entry->machine.empty() ? gpu.entry->machine
-                     : jetson                                 ? "aarch64"
-                                                              : machine;
-    return device;
-  } catch (const kb::KbError& error) {
-    throw CheckError(std::string("--gpu: ") + error.what());
-  }
-}
-
 // One sentence: why there is nothing to judge against.
 std::string why_no_gpu(const env::DriverProbe& probe) {
   if (!probe.library) return "no NVIDIA driver is installed here (libcuda.so.1 cannot be loaded)";
@@ -39,12 +20,28 @@ std::string why_no_gpu(const env::DriverProbe& probe) {
   return why;
 }
 
-// The devices to judge against: those named with --gpu, else every real GPU.
-// Without either, the report says so and judges nothing.
+}  // namespace
+
 void choose_devices(const CheckRequest& request, const CheckResources& resources,
                     const kb::KnowledgeBase& kb, CheckReport& report) {
   const std::string machine = sys::this_machine();
-  for (const auto& name : request.gpus) report.devices.push_back(named_device(name, kb, machine));
+  for (const auto& name : request.gpus) {
+    try {
+      const auto gpu = kb.resolve_gpu(name);
+      DeviceInfo device;
+      device.name = gpu.name;
+      device.cc = gpu.cc;
+      device.simulated = true;
+      const auto* architecture = kb.architecture(gpu.cc);
+      const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
+      device.machine = gpu.entry && !gpu.entry->machine.empty() ? gpu.entry->machine
+                       : jetson                                 ? "aarch64"
+                                                                : machine;
+      report.devices.push_back(std::move(device));
+    } catch (const kb::KbError& error) {
+      throw CheckError(std::string("--gpu: ") + error.what());
+    }
+  }
   // Devices and driver both simulated: nothing the real driver says is used.
   if (!request.gpus.empty() && request.driver) return;
   env::DriverProbeOptions probe_options;
@@ -83,14 +80,6 @@ void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb, Che
     if (device.first_driver && driver)
       device.driver_knows_it = compat::driver_knows_device(*driver, *device.first_driver);
   }
-}
-
-}  // namespace
-
-void probe_devices_and_driver(const CheckRequest& request, const CheckResources& resources,
-                              const kb::KnowledgeBase& kb, CheckReport& report) {
-  choose_devices(request, resources, kb, report);
-  choose_driver(request, kb, report);
 }
 
 }  // namespace archfit::check

@@ -8,11 +8,17 @@
 
 namespace archfit::check {
 
-// Fills report.devices, report.no_gpu and report.driver. The real driver is
-// loaded only when a device or the driver is not named (cuInit inside a host
-// process starts threads). Throws CheckError for a GPU or driver name the
-// knowledge base does not know.
-void probe_devices_and_driver(const CheckRequest& request, const CheckResources& resources,
-                              const kb::KnowledgeBase& kb, CheckReport& report);
+// Fills report.devices and report.no_gpu (and the real driver's version when it
+// was loaded): the GPUs named with --gpu, else every real GPU; without either
+// the report says why and judges nothing. The real driver is loaded only when
+// a device or the driver is not named (cuInit inside a host process starts
+// threads). Throws CheckError for a GPU name the knowledge base does not know.
+void choose_devices(const CheckRequest& request, const CheckResources& resources,
+                    const kb::KnowledgeBase& kb, CheckReport& report);
+
+// Fills report.driver (named with --driver, else what choose_devices read)
+// and what the knowledge base knows of each device under it. Throws
+// CheckError for a driver version the knowledge base does not know.
+void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb, CheckReport& report);
 
 }  // namespace archfit::check
