@@ -14,11 +14,12 @@ APT_PACKAGES := cmake make g++ pkg-config binutils \
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
   libzstd-dev liblz4-dev libxxhash-dev libzip-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  chromium nodejs libtorch-dev
+  chromium nodejs libtorch-dev g++-mingw-w64-x86-64
 # chromium and nodejs: the ComfyUI front-end extension's tests (headless
 # Chromium driven by Playwright from PyPI; `node --check`). libtorch-dev:
 # the torch_probe plugin and host_adapters/libtorch, built and tested against
-# Debian's CPU-only libtorch.
+# Debian's CPU-only libtorch. g++-mingw-w64-x86-64: the Windows DLL fixtures
+# (tests/fixtures/pe.cmake).
 
 # What only the benchmarks need, installed by `make bench`/`bench-check`, not by
 # `make test`: archfit_check_bench times Debian's `import torch` (big: libtorch

@@ -1,4 +1,4 @@
-// The binary scanner on any bytes: ELF, fatbin, cubin, PTX and everything
+// The binary scanner on any bytes: ELF, PE, fatbin, cubin, PTX and everything
 // else, decompressing payloads (deep), and its JSON rendering. It must
 // never crash, hang or read out of bounds, whatever the file claims.
 #include <cstddef>

@@ -2,12 +2,12 @@
 //
 //   archfit_fuzz_seeds <out>   → <out>/<target>/…
 //
-// scanner: the nvcc-built fixtures (ELF, fatbin, cubin, PTX) of up to
-// 256 KB; kb: each knowledge-base file, prefixed by its name line;
-// error_text: the error corpus of tests/data/errors; manifest: good and bad
-// manifests; cache_entry: valid entries for the target's key; wheel: small
-// wheels, deflated and stored, holding a fixture library, and two small zip
-// bombs (overlapping entries, a member past the decompression budget).
+// scanner: the nvcc-built fixtures (ELF, fatbin, cubin, PTX, and the
+// mingw-w64 DLLs) of up to 256 KB; pe: those DLLs; kb: each knowledge-base file, prefixed by its
+// name line; error_text: the error corpus of tests/data/errors; manifest: good and bad manifests;
+// cache_entry: valid entries for the target's key; wheel: small wheels, deflated and stored,
+// holding a fixture library, and two small zip bombs (overlapping entries, a member past the
+// decompression budget).
 #include <cstddef>
 #include <cstdio>
 #include <filesystem>
@@ -52,6 +52,12 @@ int main(int argc, char** argv) {
   const fs::path fixtures = ARCHFIT_FIXTURE_DIR;
   try {
     copy_small_files(fixtures, out / "scanner", 256 * 1024);
+    fs::create_directories(out / "pe");
+    for (const auto& entry : fs::directory_iterator(fixtures)) {
+      if (entry.path().extension() == ".dll")
+        fs::copy_file(entry.path(), out / "pe" / entry.path().filename(),
+                      fs::copy_options::overwrite_existing);
+    }
     copy_small_files(ARCHFIT_ERRORS_DIR, out / "error_text", 1 << 20);
 
     fs::create_directories(out / "kb");

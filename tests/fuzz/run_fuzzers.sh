@@ -12,7 +12,7 @@ set -u
 build="$1"
 seconds="$2"
 shift 2
-targets="${*:-scanner kb error_text manifest cache_entry wheel}"
+targets="${*:-scanner pe kb error_text manifest cache_entry wheel}"
 jobs="${FUZZ_JOBS:-$(nproc 2>/dev/null || echo 1)}"
 work="$build/fuzz"
 "$build/tests/fuzz/archfit_fuzz_seeds" "$work/seeds" || exit 2

@@ -21,7 +21,11 @@ TEST(FileNames, SharedLibrariesCubinsFatbinsAndPtxMayHoldDeviceCodeInAWheel) {
   EXPECT_TRUE(may_hold_device_code("pkg/kernels/k.FATBIN"));
   EXPECT_TRUE(may_hold_device_code("pkg/k.ptx"));
   EXPECT_FALSE(may_hold_device_code("torch/__init__.py"));
-  EXPECT_FALSE(may_hold_device_code("torch/lib/torch_cuda.dll"));  // PE: not read
+  // Windows wheels: PE libraries and extension modules (issue 33).
+  EXPECT_TRUE(may_hold_device_code("torch/lib/torch_cuda.dll"));
+  EXPECT_TRUE(may_hold_device_code("xformers/_C.pyd"));
+  EXPECT_TRUE(may_hold_device_code("bitsandbytes/libbitsandbytes_cuda128.DLL"));
+  EXPECT_FALSE(may_hold_device_code("torch/lib/torch_cuda.lib"));  // an import library
   EXPECT_FALSE(may_hold_device_code("pkg/sonnet.txt"));
   EXPECT_TRUE(is_wheel("a/Torch-2.5.1-cp311-cp311-linux_x86_64.WHL"));
   EXPECT_FALSE(is_wheel("a/torch.zip"));

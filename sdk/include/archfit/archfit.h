@@ -149,7 +149,8 @@ typedef enum archfit_file_format {
   ARCHFIT_FORMAT_ELF = 1,   /* host library, executable or object */
   ARCHFIT_FORMAT_CUBIN = 2,
   ARCHFIT_FORMAT_FATBIN = 3,
-  ARCHFIT_FORMAT_PTX = 4
+  ARCHFIT_FORMAT_PTX = 4,
+  ARCHFIT_FORMAT_PE = 5 /* a Windows .dll, .pyd or .exe (PE32+) */
 } archfit_file_format;
 
 ARCHFIT_API archfit_file_format archfit_scan_format(const archfit_scan* scan) ARCHFIT_NOEXCEPT;

@@ -42,7 +42,7 @@ bool is_wheel(const std::filesystem::path& path) {
 
 bool may_hold_device_code(std::string_view name) {
   const std::string_view file = name.substr(name.rfind('/') + 1);
-  for (const std::string_view suffix : {".so", ".cubin", ".fatbin", ".ptx"})
+  for (const std::string_view suffix : {".so", ".dll", ".pyd", ".cubin", ".fatbin", ".ptx"})
     if (ends_with_ignoring_case(file, suffix)) return true;
   return file.find(".so.") != std::string_view::npos;  // libnvrtc.so.12
 }

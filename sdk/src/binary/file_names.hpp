@@ -12,9 +12,8 @@ namespace archfit::binary {
 // The archives scan_tree opens when they are named: Python wheels.
 bool is_wheel(const std::filesystem::path& path);
 
-// By name, as a wheel lays them out: shared libraries (.so, .so.N), cubins,
-// fatbins and PTX files. Windows wheels' .pyd/.dll are PE files, which the
-// scanner does not read.
+// By name, as a wheel lays them out: shared libraries (.so, .so.N, and
+// Windows' .dll and .pyd), cubins, fatbins and PTX files.
 bool may_hold_device_code(std::string_view member_name);
 
 // Source, text, data and Python files met while walking a tree: .py, .pyi,

@@ -64,6 +64,8 @@ std::string_view to_string(FileFormat format) {
       return "fatbin";
     case FileFormat::ptx:
       return "ptx";
+    case FileFormat::pe:
+      return "pe";
     case FileFormat::other:
       break;
   }

@@ -75,7 +75,8 @@ struct Image {
   std::string arch_name() const;  // sm_90a, compute_100f, lto_90
 };
 
-enum class FileFormat { elf, cubin, fatbin, ptx, other };
+// Appended only: the scan index stores the number.
+enum class FileFormat { elf, cubin, fatbin, ptx, other, pe };
 std::string_view to_string(FileFormat format);
 
 struct ScanProblem {

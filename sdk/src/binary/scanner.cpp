@@ -9,6 +9,8 @@
 #include "fatbin.hpp"
 #include "parallel.hpp"
 #include "payload.hpp"
+#include "pe.hpp"
+#include "pe_host_binary.hpp"
 #include "ptx.hpp"
 
 namespace archfit::binary {
@@ -204,8 +206,20 @@ FileScan scan_bytes(std::span<const std::byte> span, std::string path, const Sca
           scan.format = FileFormat::fatbin;
           scan_regions(bytes, {{0, bytes.size(), bytes.size(), RegionLayout::packed, {"(fatbin)"}}},
                        options, scan);
-        } else if (scan_ptx(bytes, scan)) {
-          scan.format = FileFormat::ptx;
+          break;
+        }
+        switch (classify_pe(bytes)) {
+          case PeClass::pe32_plus:
+            scan.format = FileFormat::pe;
+            scan_host_binary(bytes, read_pe_host_binary(bytes), options, scan);
+            break;
+          case PeClass::pe32:      // 32-bit Windows: no CUDA toolkit targets it
+          case PeClass::dos_only:  // "MZ" and no PE header: a DOS program
+            scan.format = FileFormat::other;
+            break;
+          case PeClass::not_pe:
+            if (scan_ptx(bytes, scan)) scan.format = FileFormat::ptx;
+            break;
         }
         break;
     }

@@ -79,6 +79,8 @@ archfit_file_format format_of(binary::FileFormat format) {
       return ARCHFIT_FORMAT_FATBIN;
     case binary::FileFormat::ptx:
       return ARCHFIT_FORMAT_PTX;
+    case binary::FileFormat::pe:
+      return ARCHFIT_FORMAT_PE;
     case binary::FileFormat::other:
       break;
   }

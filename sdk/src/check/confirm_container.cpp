@@ -73,6 +73,7 @@ std::optional<std::vector<uint8_t>> container_to_confirm(const binary::FileScan&
       return text;
     }
     case binary::FileFormat::elf:
+    case binary::FileFormat::pe:
     case binary::FileFormat::fatbin:
       return read_container(in, file_size, image->container_offset);
     case binary::FileFormat::other:

@@ -24,7 +24,8 @@ using nlohmann::json;
 namespace {
 
 // Bumped whenever what is stored changes.
-constexpr int kIndexFormat = 2;
+constexpr int kIndexFormat =
+    3;  // 3: Windows .dll/.pyd read (a file stored as "other" before may hold images)
 // An index bigger than this once decompressed is not one archfit wrote.
 constexpr uint64_t kMaxIndexBytes = 1ull << 30;  // below LZ4_MAX_INPUT_SIZE too
 
@@ -202,7 +203,7 @@ json file_json(const binary::FileScan& scan, const binary::FileStamp& stamp,
 binary::FileScan scan_from(const json& in, std::span<const std::byte> images) {
   binary::FileScan scan;
   scan.path = in.at("path").get<std::string>();
-  scan.format = enum_at_most(in.at("format").get<int>(), binary::FileFormat::other, "format");
+  scan.format = enum_at_most(in.at("format").get<int>(), binary::FileFormat::pe, "format");
   scan.machine = in.at("elf_machine").get<uint16_t>();
   if (const json& linkage = in.at("linkage"); !linkage.is_null()) {
     scan.linkage = binary::Linkage{linkage.at("soname").get<std::string>(),
