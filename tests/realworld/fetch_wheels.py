@@ -36,6 +36,10 @@ class Wheel:
     file: str
     size: int
     sha256: str
+    # Where the wheel is not for this machine: the one platform and Python
+    # pip is asked for (WINDOWS_WHEELS).
+    platform: str = ""
+    python_version: str = ""
 
 
 # Keyed by the name the tests use.
@@ -332,6 +336,48 @@ STACKS = {
 }
 
 
+# PyPI's win_amd64 wheels (issue 33): what a Windows ComfyUI portable's
+# python_embeded (Python 3.12) installs. PyPI's torch for Windows is the
+# CPU-only build (torch/version.py: 2.8.0+cpu, cuda = None).
+WINDOWS_WHEELS = {
+    "win-torch-2.8.0-cpu": Wheel(
+        "torch==2.8.0",
+        "torch-2.8.0-cp312-cp312-win_amd64.whl",
+        241326087,
+        "2f4ac52f0130275d7517b03a33d2493bab3693c83dcfadf4f81688ea82147d2e",
+        "win_amd64", "3.12",
+    ),
+    "win-xformers": Wheel(
+        "xformers==0.0.35",
+        "xformers-0.0.35-py39-none-win_amd64.whl",
+        2638618,
+        "57381ce3cbb79b593e6b62cb20a937885345fad2796de2aa6fbb66c033601179",
+        "win_amd64", "3.12",
+    ),
+    "win-onnxruntime-gpu": Wheel(
+        "onnxruntime-gpu==1.31.1",
+        "onnxruntime_gpu-1.31.1-cp312-cp312-win_amd64.whl",
+        168098228,
+        "2bb1e9373baba88f6415257f5b6a589d23e23c16004f7d89adf4344eada5749e",
+        "win_amd64", "3.12",
+    ),
+    "win-bitsandbytes": Wheel(
+        "bitsandbytes==0.50.2",
+        "bitsandbytes-0.50.2-py3-none-win_amd64.whl",
+        39096375,
+        "c697963c8fda3dcd0d7ebd9b5211ae4067feef7cd06e0350d4e816a434fe683d",
+        "win_amd64", "3.12",
+    ),
+    "win-nvrtc": Wheel(
+        "nvidia-cuda-nvrtc-cu12==12.8.93",
+        "nvidia_cuda_nvrtc_cu12-12.8.93-py3-none-win_amd64.whl",
+        73586838,
+        "7a4b6b2904850fe78e0bd179c4b655c404d4bb799ef03ddc60804247099ae909",
+        "win_amd64", "3.12",
+    ),
+}
+
+
 def cache_dir() -> Path:
     configured = os.environ.get("ARCHFIT_REALWORLD_CACHE")
     return Path(configured) if configured else Path.home() / ".cache" / "archfit-realworld"
@@ -347,9 +393,10 @@ def sha256_of(path: Path) -> str:
 
 def download(wheel: Wheel, dest: Path) -> None:
     command = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:"]
-    for platform in PLATFORMS:
+    for platform in (wheel.platform,) if wheel.platform else PLATFORMS:
         command += ["--platform", platform]
-    command += ["--python-version", PYTHON_VERSION, "--dest", str(dest), wheel.requirement]
+    command += ["--python-version", wheel.python_version or PYTHON_VERSION,
+                "--dest", str(dest), wheel.requirement]
     subprocess.run(command, check=True)
     path = dest / wheel.file
     if not path.is_file():
@@ -381,3 +428,4 @@ def fetch(log=print, wheels: dict[str, Wheel] = WHEELS) -> dict[str, Path]:
 if __name__ == "__main__":
     fetch()
     fetch(wheels=STACK_WHEELS)
+    fetch(wheels=WINDOWS_WHEELS)

@@ -23,6 +23,7 @@ TEST(CompatVerdict, NamesAreTheOnesFixedByTheCheckSchema) {
       {Verdict::no_device_code, "no-device-code"},
       {Verdict::driver_too_old, "driver-too-old"},
       {Verdict::wrong_platform, "wrong-platform"},
+      {Verdict::no_cuda_build, "no-cuda-build"},
       {Verdict::unknown, "unknown"},
   };
   for (const auto& [verdict, name] : names) {
@@ -38,6 +39,7 @@ TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
   EXPECT_TRUE(is_failure(Verdict::ptx_too_new_for_driver));
   EXPECT_TRUE(is_failure(Verdict::driver_too_old));
   EXPECT_TRUE(is_failure(Verdict::wrong_platform));
+  EXPECT_TRUE(is_failure(Verdict::no_cuda_build));  // a CPU-only torch (issue 33)
   for (const Verdict verdict :
        {Verdict::native, Verdict::ptx_jit, Verdict::relocatable_only, Verdict::no_device_code}) {
     EXPECT_FALSE(is_failure(verdict)) << archfit::compat::to_string(verdict);
@@ -49,9 +51,9 @@ TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
 
 TEST(CompatVerdict, RanksWorstFirstFromWrongPlatformToNoDeviceCode) {
   const std::vector<Verdict> worst_first = {
-      Verdict::wrong_platform,         Verdict::no_image,      Verdict::driver_too_old,
-      Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,       Verdict::native,
-      Verdict::relocatable_only,       Verdict::no_device_code};
+      Verdict::wrong_platform, Verdict::no_cuda_build,          Verdict::no_image,
+      Verdict::driver_too_old, Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,
+      Verdict::native,         Verdict::relocatable_only,       Verdict::no_device_code};
   for (std::size_t i = 1; i < worst_first.size(); ++i) {
     EXPECT_GT(badness(worst_first[i - 1]), badness(worst_first[i]))
         << archfit::compat::to_string(worst_first[i - 1]) << " vs "
@@ -87,7 +89,7 @@ TEST(CompatVerdict, BinariesThatLaunchNothingDoNotDragAComponentDown) {
 
 TEST(CompatVerdict, TheTableHoldsEveryVerdictOnceAndIsWhatTheQuestionsRead) {
   const auto table = archfit::compat::verdict_table();
-  ASSERT_EQ(table.size(), 9u);
+  ASSERT_EQ(table.size(), 10u);
   for (std::size_t i = 0; i < table.size(); ++i) {
     const auto& facts = table[i];
     EXPECT_EQ(archfit::compat::to_string(facts.verdict), facts.name);

@@ -17,11 +17,13 @@ class FixtureSite {
  public:
   // A fresh <tmp>/archfit_<name>_<pid>/site-packages: named so, as
   // tracebacks through it name their package by the "site-packages/" in
-  // their paths.
-  explicit FixtureSite(const std::string& name)
+  // their paths. `layout`: where in that folder the site-packages is, for
+  // an environment laid out as a venv ("venv/lib/python3.12/site-packages")
+  // or ComfyUI portable ("python_embeded/Lib/site-packages").
+  explicit FixtureSite(const std::string& name, const std::string& layout = "site-packages")
       : top_(std::filesystem::temp_directory_path() /
              ("archfit_" + name + "_" + std::to_string(::getpid()))),
-        root_(top_ / "site-packages") {
+        root_(top_ / layout) {
     std::filesystem::remove_all(top_);
     std::filesystem::create_directories(root_);
   }
@@ -33,6 +35,7 @@ class FixtureSite {
   FixtureSite& operator=(const FixtureSite&) = delete;
 
   const std::filesystem::path& root() const { return root_; }
+  const std::filesystem::path& top() const { return top_; }
 
   void write(const std::string& relative, const std::string& text) const {
     std::filesystem::create_directories((root_ / relative).parent_path());

@@ -224,3 +224,55 @@ TEST_F(ChooseEnvironment, OtherwiseThePython3OnPathWithTheComfyuiItRuns) {
 
   EXPECT_FALSE(choose(root_ / "somewhere", (root_ / "bin-empty").string()));
 }
+
+// Issue 33: the Windows layouts people run image tools from, found from
+// inside, on Linux as WSL reads them under /mnt/c; their interpreter is
+// python.exe (never run here, so only its presence counts).
+TEST_F(ChooseEnvironment, FindsWindowsLayoutsAndTheirPythonExe) {
+  // ComfyUI Desktop's base folder: .venv (Windows layout), custom_nodes and
+  // models; main.py lives inside the installed app, not here.
+  const fs::path desktop_site = dir("Documents/ComfyUI/.venv/Lib/site-packages");
+  dir("Documents/ComfyUI/.venv/Scripts");
+  std::ofstream(root_ / "Documents/ComfyUI/.venv/Scripts/python.exe") << "MZ";
+  dir("Documents/ComfyUI/custom_nodes/pack");
+  dir("Documents/ComfyUI/models/checkpoints");
+  const auto desktop = choose(root_ / "Documents/ComfyUI/custom_nodes/pack");
+  ASSERT_TRUE(desktop);
+  EXPECT_EQ(desktop->source, "ComfyUI Desktop");
+  EXPECT_EQ(desktop->site_packages, std::vector<fs::path>{desktop_site});
+  EXPECT_EQ(desktop->python, root_ / "Documents/ComfyUI/.venv/Scripts/python.exe");
+  EXPECT_EQ(desktop->custom_nodes, root_ / "Documents/ComfyUI/custom_nodes");
+
+  // The A1111 one-click package: webui\ beside system\python.
+  const fs::path oneclick_site = dir("sd.webui/system/python/Lib/site-packages");
+  std::ofstream(root_ / "sd.webui/system/python/python.exe") << "MZ";
+  dir("sd.webui/webui/modules");
+  dir("sd.webui/webui/extensions/ext");
+  std::ofstream(root_ / "sd.webui/webui/webui.py") << "";
+  for (const fs::path& cwd : {root_ / "sd.webui", root_ / "sd.webui/webui/extensions/ext"}) {
+    const auto webui = choose(cwd);
+    ASSERT_TRUE(webui) << cwd;
+    EXPECT_EQ(webui->source, "A1111/Forge WebUI") << cwd;
+    EXPECT_EQ(webui->site_packages, std::vector<fs::path>{oneclick_site}) << cwd;
+    EXPECT_EQ(webui->python, root_ / "sd.webui/system/python/python.exe") << cwd;
+  }
+
+  // A Windows venv and a conda environment, stood in.
+  const fs::path venv_site = dir("proj/env/Lib/site-packages");
+  std::ofstream(root_ / "proj/env/pyvenv.cfg") << "home = C:\\Python312\n";
+  dir("proj/env/Scripts");
+  std::ofstream(root_ / "proj/env/Scripts/python.exe") << "MZ";
+  const auto windows_venv = choose(dir("proj/env/Scripts"));
+  ASSERT_TRUE(windows_venv);
+  EXPECT_EQ(windows_venv->source, "venv");
+  EXPECT_EQ(windows_venv->python, root_ / "proj/env/Scripts/python.exe");
+
+  const fs::path conda_site = dir("miniconda3/envs/comfy/Lib/site-packages");
+  dir("miniconda3/envs/comfy/conda-meta");
+  std::ofstream(root_ / "miniconda3/envs/comfy/python.exe") << "MZ";
+  const auto conda = choose(root_ / "miniconda3/envs/comfy");
+  ASSERT_TRUE(conda);
+  EXPECT_EQ(conda->source, "conda environment");
+  EXPECT_EQ(conda->site_packages, std::vector<fs::path>{conda_site});
+  EXPECT_EQ(conda->python, root_ / "miniconda3/envs/comfy/python.exe");
+}

@@ -87,7 +87,8 @@ TEST_F(WheelTest, NameVersionTagsAndTorchBuildComeFromInsideTheWheel) {
   ASSERT_TRUE(wheel.torch);
   EXPECT_EQ(wheel.torch->version, "2.5.1+cu124");
   EXPECT_EQ(wheel.torch->cuda, "12.4");
-  EXPECT_TRUE(wheel.targets_linux());
+  EXPECT_TRUE(wheel.targets_a_read_platform());
+  EXPECT_FALSE(wheel.targets_windows());
 }
 
 TEST_F(WheelTest, WithoutMetadataTheFileNameSaysNameVersionAndEveryTagOfACompressedSet) {
@@ -148,11 +149,18 @@ TEST_F(WheelTest, TheSameWheelFitsAnRtx4090) {
   EXPECT_EQ(report.components[0].verdict, Verdict::native);
 }
 
-TEST_F(WheelTest, AWindowsWheelIsSaidToBeUnjudged) {
-  const auto report = check(torch_wheel("win_amd64"), "RTX 4090");
+// Issue 33: Windows wheels are read (their .dll/.pyd are PE files); only a
+// platform no CUDA build targets is said to be unjudged.
+TEST_F(WheelTest, AWindowsWheelIsJudgedAndAMacosWheelIsSaidToBeUnjudged) {
+  const auto windows = check(torch_wheel("win_amd64"), "RTX 4090");
+  EXPECT_TRUE(read_wheel(torch_wheel("win_amd64")).targets_windows());
+  for (const auto& finding : windows.findings)
+    EXPECT_EQ(finding.find("were not judged"), std::string::npos) << finding;
+  EXPECT_FALSE(windows.components.empty());
+  const auto mac = check(torch_wheel("macosx_11_0_arm64"), "RTX 4090");
   bool said = false;
-  for (const auto& finding : report.findings)
-    said |= finding.find("win_amd64, not Linux") != std::string::npos;
+  for (const auto& finding : mac.findings)
+    said |= finding.find("macosx_11_0_arm64, neither Linux nor Windows") != std::string::npos;
   EXPECT_TRUE(said);
 }
 

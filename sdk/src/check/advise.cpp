@@ -109,8 +109,11 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
         const std::string release = cuda.substr(0, cuda.size() - 1) + "." + cuda.back();
         std::string library = knowledge->library_per_cuda;
         library.replace(library.find("{cuda}"), 6, cuda);
+        const bool windows =
+            std::any_of(component.binaries.begin(), component.binaries.end(),
+                        [](const BinaryResult& b) { return b.path.extension() == ".dll"; });
         fix.summary = which.name + " " + which.version + " also carries " + library +
-                      ".so, which runs on " + device.cc.sm_name() +
+                      (windows ? ".dll" : ".so") + ", which runs on " + device.cc.sm_name() +
                       ": it loads that copy beside "
                       "a torch for CUDA " +
                       release + " (as the PyTorch fix may install), or with " +

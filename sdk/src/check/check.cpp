@@ -13,6 +13,9 @@
 #include "confirm.hpp"
 #include "devices.hpp"
 #include "env/python_env.hpp"
+#include "env/python_locate.hpp"
+#include "environment_commands.hpp"
+#include "framework_builds.hpp"
 #include "kb/kb_error.hpp"
 #include "loaded_variant.hpp"
 #include "reach.hpp"
@@ -80,10 +83,10 @@ std::vector<env::Wheel> read_wheels(const CheckRequest& request,
     if (!binary::is_wheel(path)) throw CheckError(path.string() + " is not a wheel (a .whl file)");
     env::Wheel wheel = env::read_wheel(path);
     for (const auto& problem : wheel.problems) findings.push_back(problem.message);
-    if (!wheel.targets_linux()) {
+    if (!wheel.targets_a_read_platform()) {
       findings.push_back(path.filename().string() + " is built for " + wheel.tags.front() +
-                         ", not Linux; archfit reads Linux ELF libraries, so its "
-                         "Windows or macOS binaries were not judged.");
+                         ", neither Linux nor Windows; archfit reads ELF and PE libraries, so "
+                         "its binaries were not judged.");
     }
     wheels.push_back(std::move(wheel));
   }
@@ -132,14 +135,27 @@ InstalledTorchStack installed_torch_stack(const CheckReport& report,
                                           const std::vector<env::SitePackages>& sites) {
   InstalledTorchStack installed;
   if (report.torch) installed.torch = *report.torch;
+  installed.windows = std::any_of(report.wheels.begin(), report.wheels.end(),
+                                  [](const env::Wheel& wheel) { return wheel.targets_windows(); });
   for (const auto& site : sites) {
     if (!site.find("torch")) continue;
+    installed.windows |= env::windows_site_packages(site.root);
     for (const char* name : {"torchvision", "torchaudio"}) {
       if (const auto* dist = site.find(name))
         installed.companions.emplace_back(name, dist->version);
     }
     if (const auto* xformers = site.find("xformers")) installed.xformers = xformers->version;
     break;
+  }
+  if (installed.windows) {
+    // On Windows torch, torchvision and torchaudio move together, from
+    // PyTorch's index: a torchvision left from PyPI is a CPU-only build.
+    for (const char* name : {"torchvision", "torchaudio"}) {
+      const bool listed =
+          std::any_of(installed.companions.begin(), installed.companions.end(),
+                      [&](const auto& companion) { return companion.first == name; });
+      if (!listed) installed.companions.emplace_back(name, "");
+    }
   }
   return installed;
 }
@@ -340,8 +356,17 @@ void CheckRun::judge() {
           report.findings.end())
         report.findings.push_back(std::move(finding));
     }
-    if (file.unreadable && !file.problems.empty() && in_a_wheel(file.path, request_.wheels))
-      report.unread.push_back(file.problems.front().message);
+    // What could not be read is never "fits": a member of a --wheel not
+    // read, and a library, extension module or device-code file whose
+    // headers were too damaged to show a single image (issue 33).
+    const bool damaged_binary = !file.problems.empty() && !file.has_device_code() &&
+                                file.format != binary::FileFormat::other;
+    if ((file.unreadable && !file.problems.empty() && in_a_wheel(file.path, request_.wheels)) ||
+        damaged_binary) {
+      const std::string& message = file.problems.front().message;
+      report.unread.push_back(message.starts_with(file.path) ? message
+                                                             : file.path + ": " + message);
+    }
     if (!file.has_device_code()) continue;
     const env::Component& component = owners_->owner[i];
     const ComponentKey key{component.kind, component.name, component.root.string()};
@@ -383,6 +408,8 @@ void CheckRun::judge_stacks() {
         component.stack = stack.name;
     }
   }
+  // What no image list shows: a torch built without CUDA.
+  judge_framework_builds(sites_, report.wheels, report);
 }
 
 void CheckRun::confirm() {
@@ -408,6 +435,8 @@ void CheckRun::advise() {
   for (auto& stack : report.stacks) stack.fix = advise_stack(stack, context);
   for (auto& component : report.components)
     component.fix = advise_component(component, context, report.stacks);
+  // Last: every command in the environment's own interpreter and shell.
+  speak_in_environment(report, command_target(report, request_.site_packages));
 }
 
 CheckReport CheckRun::finish() {

@@ -12,9 +12,11 @@ std::string cuda_release_of_copy(const std::filesystem::path& binary, const std:
   if (prefix.empty() || name.compare(0, prefix.size(), prefix) != 0) return {};
   size_t end = prefix.size();
   while (end < name.size() && std::isdigit(static_cast<unsigned char>(name[end]))) ++end;
-  // Three or four digits ("118", "1210"), then the rest of a shared library's name.
+  // Three or four digits ("118", "1210"), then the rest of a shared
+  // library's name: ".so" on Linux, ".dll" on Windows.
   if (end - prefix.size() < 3 || end - prefix.size() > 4) return {};
-  if (name.find(".so", end) == std::string::npos) return {};
+  if (name.find(".so", end) == std::string::npos && name.find(".dll", end) == std::string::npos)
+    return {};
   return name.substr(prefix.size(), end - prefix.size());
 }
 
@@ -28,6 +30,12 @@ void mark_unloaded_variants(ComponentResult& component, const kb::Component& kno
       newest = std::max(newest, std::stoi(cuda));
   }
   if (newest < 0) return;
+  // The copies' own suffix, to name the one that loads.
+  std::string suffix = ".so";
+  for (const auto& binary : component.binaries) {
+    if (!cuda_release_of_copy(binary.path, pattern).empty() && binary.path.extension() == ".dll")
+      suffix = ".dll";
+  }
 
   const char* override_value = knowledge.cuda_override_env.empty()
                                    ? nullptr
@@ -37,7 +45,7 @@ void mark_unloaded_variants(ComponentResult& component, const kb::Component& kno
   loaded.erase(std::remove(loaded.begin(), loaded.end(), '.'), loaded.end());
   const auto library = [&](const std::string& cuda) {
     std::string name = pattern;
-    return name.replace(name.find("{cuda}"), 6, cuda) + ".so";
+    return name.replace(name.find("{cuda}"), 6, cuda) + suffix;
   };
   std::string because;
   if (overridden) {

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <deque>
 #include <memory>
@@ -39,6 +41,20 @@ fs::path expand_origin(const std::string& entry, const fs::path& origin) {
   return fs::path(expanded).lexically_normal();
 }
 
+namespace {
+
+// The name a library is found by: Windows compares DLL names without case
+// (an import of KERNEL32.dll loads kernel32.dll), ELF's loader with it.
+std::string name_key(const std::string& name, binary::FileFormat format) {
+  if (format != binary::FileFormat::pe) return name;
+  std::string key = name;
+  std::transform(key.begin(), key.end(), key.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return key;
+}
+
+}  // namespace
+
 LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages)
     : files_(files), real_paths_(files.size()), edges_(files.size()), unresolved_(files.size()) {
   for (size_t i = 0; i < files.size(); ++i) {
@@ -53,10 +69,10 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
       folder = real_paths_[i].parent_path();
     }
     by_folder_[folder.string()].push_back(i);
-    by_name_[fs::path(file.path).filename().string()].push_back(i);
-    if (!file.linkage->name.empty() &&
-        file.linkage->name != fs::path(file.path).filename().string())
-      by_name_[file.linkage->name].push_back(i);
+    const std::string file_name = name_key(fs::path(file.path).filename().string(), file.format);
+    by_name_[file_name].push_back(i);
+    if (!file.linkage->name.empty() && name_key(file.linkage->name, file.format) != file_name)
+      by_name_[name_key(file.linkage->name, file.format)].push_back(i);
   }
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& file = files[i];
@@ -130,7 +146,7 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
   // No scanned library goes by that file name or SONAME (libc.so.6,
   // libstdc++): the run path cannot lead to one either, short of a symlink
   // under a third name, which no wheel ships.
-  const auto named = by_name_.find(needed);
+  const auto named = by_name_.find(name_key(needed, file.format));
   if (named == by_name_.end()) return std::nullopt;
   if (!is_member(file.path)) {
     const fs::path origin = real_paths_[from].parent_path();

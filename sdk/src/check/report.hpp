@@ -56,7 +56,12 @@ struct DriverInfo {
 
 struct Fix {
   std::string summary;
-  std::vector<std::string> commands;  // run in order; each is one shell command
+  // Run in order; each is one command line of `shell`, pip run by the judged
+  // environment's interpreter (environment_commands.hpp).
+  std::vector<std::string> commands;
+  std::string shell = "sh";  // "sh" (POSIX) or "cmd" (Windows)
+  // On Windows, the same commands for PowerShell; empty elsewhere.
+  std::vector<std::string> powershell_commands;
   // What the commands pin, one requirement each ("torch==2.8.0",
   // "torchvision==0.23.0+cu126"), and the index they come from ("" for PyPI).
   std::vector<std::string> requirements;
@@ -195,9 +200,10 @@ struct CheckReport {
   std::vector<ProbeResult> probes;          // what probe plugins reported (CheckRequest::plugins)
   std::vector<std::string> findings;        // probe and scan problems, in sentences
   std::optional<ConfirmSummary> confirm;    // present when --confirm asked the driver
-  // What of a --wheel could not be read ("x.whl!/pkg/_C.so: not read: …"):
-  // a member past the wheel's decompression budget, a wheel refused whole.
-  // Its device code was not judged, so the verdict cannot be fits.
+  // What could not be read ("x.whl!/pkg/_C.so: not read: …"): a member of a
+  // --wheel past its decompression budget, a wheel refused whole, a library
+  // or extension module too damaged to show a single image. Its device code
+  // was not judged, so the verdict cannot be fits.
   std::vector<std::string> unread;
   OverallVerdict verdict = OverallVerdict::unknown;
   // The answer in one line: the verdict, what fails where, and the first

@@ -15,6 +15,8 @@ json fix_json(const Fix& fix) {
   for (const auto& alternative : fix.alternatives) alternatives.push_back(fix_json(alternative));
   return {{"summary", fix.summary},
           {"commands", fix.commands},
+          {"shell", fix.shell},
+          {"powershell_commands", fix.powershell_commands},
           {"requirements", fix.requirements},
           {"index_url", fix.index_url.empty() ? json(nullptr) : json(fix.index_url)},
           {"driver", fix.driver.empty() ? json(nullptr) : json(fix.driver)},

@@ -49,6 +49,8 @@ std::string failure_words(const StackResult& stack, const CheckReport& report) {
                         (stack.cuda->min_driver ? stack.cuda->min_driver->to_string() : "?") +
                         " or newer)"
                   : std::string());
+    case compat::Verdict::no_cuda_build:
+      return "is built without CUDA: it never uses the " + where;
     case compat::Verdict::wrong_platform:
       return "is built for another CPU than the " + (device ? device->machine : std::string()) +
              " machine of " + where;

@@ -8,7 +8,8 @@
 // GPU older than it, the newest build that still runs on it. A build the
 // PyPI wheel is installs with a plain `pip install`; any other names its
 // index URL and pins the +cuXYZ label so pip cannot keep a same-numbered
-// build of another CUDA.
+// build of another CUDA. On Windows every build names the index (PyPI's
+// torch for Windows is CPU-only).
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,9 @@ struct InstalledTorchStack {
   // Installed companions (torchvision, torchaudio): name and version.
   std::vector<std::pair<std::string, std::string>> companions;
   std::optional<std::string> xformers;  // installed xformers version
+  // A Windows environment or wheel: PyPI's torch for Windows is CPU-only,
+  // so every build comes from PyTorch's index, whatever its number.
+  bool windows = false;
 };
 
 // Never empty: with no build for every GPU it says so and what each needs.

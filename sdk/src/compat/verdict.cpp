@@ -8,7 +8,7 @@ namespace archfit::compat {
 namespace {
 
 // In badness order, best first; worst_of and badness both read it.
-constexpr std::array<VerdictFacts, 9> kVerdicts = {{
+constexpr std::array<VerdictFacts, 10> kVerdicts = {{
     // verdict, name, blocks, warns, runs, meaning
     {Verdict::unknown, "unknown", false, false, false,
      "there is device code, but no GPU to judge it against"},
@@ -23,6 +23,8 @@ constexpr std::array<VerdictFacts, 9> kVerdicts = {{
     {Verdict::driver_too_old, "driver-too-old", true, false, false,
      "the driver is older than the build's CUDA major or the GPU needs"},
     {Verdict::no_image, "no-image", true, false, false, "nothing here can run on the device"},
+    {Verdict::no_cuda_build, "no-cuda-build", true, false, false,
+     "a framework built without CUDA (CPU-only or ROCm): it never uses the NVIDIA GPU"},
     {Verdict::wrong_platform, "wrong-platform", true, false, false,
      "built for another CPU: the loader refuses it"},
 }};

@@ -23,6 +23,10 @@ enum class Verdict {
   wrong_platform,
   // There is device code, but no GPU to judge it against.
   unknown,
+  // A framework built without CUDA (torch/version.py: cuda = None; PyPI's
+  // torch for Windows, or a +cpu build): it never uses the NVIDIA GPU, and
+  // ComfyUI stops with "Torch not compiled with CUDA enabled" (issue 33).
+  no_cuda_build,
 };
 
 // The one verdict table: what each verdict is called and whether it fails.
@@ -44,7 +48,7 @@ std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
 // The code will fail on the device: no-image, ptx-too-new-for-driver,
-// driver-too-old and wrong-platform (the table's `blocks`).
+// driver-too-old, no-cuda-build and wrong-platform (the table's `blocks`).
 bool is_failure(Verdict verdict);
 // It works, but the user should hear about it: ptx-jit (the table's `warns`).
 bool is_warning(Verdict verdict);
@@ -52,13 +56,12 @@ bool is_warning(Verdict verdict);
 // table's `runs`).
 bool runs(Verdict verdict);
 
-// Worst first: wrong-platform, no-image, driver-too-old,
+// Worst first: wrong-platform, no-cuda-build, no-image, driver-too-old,
 // ptx-too-new-for-driver, ptx-jit, native, relocatable-only, no-device-code.
 // Code for another CPU is worst because nothing about the GPU or driver
-// helps; no image is worse than the driver problems because a driver update
-// fixes only those. Binaries that
-// launch nothing (no device code, only device-link inputs) rank last so
-// that they never drag a component down.
+// helps; a build without CUDA uses no GPU at all; no image is worse than the driver problems
+// because a driver update fixes only those. Binaries that launch nothing (no device code, only
+// device-link inputs) rank last so that they never drag a component down.
 int badness(Verdict verdict);  // larger is worse
 
 // Whether `a` is worse than `b` (verdict_table's order); the worse of the

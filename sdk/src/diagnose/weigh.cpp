@@ -63,6 +63,8 @@ std::string verdict_words(const check::ReportedVerdict& reported) {
       return "the driver is too old for it";
     case compat::Verdict::wrong_platform:
       return "it is built for another CPU";
+    case compat::Verdict::no_cuda_build:
+      return "it is built without CUDA and never uses the GPU";
     case compat::Verdict::unknown:
       break;  // no GPU to judge against: named as it is
   }

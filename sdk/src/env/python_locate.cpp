@@ -116,14 +116,29 @@ ComfyuiInstall locate_comfyui(const fs::path& dir) {
   return install;
 }
 
+bool windows_site_packages(const fs::path& site_packages) {
+  return site_packages.parent_path().filename() == "Lib";
+}
+
 fs::path python_of_site_packages(const fs::path& site_packages) {
   const fs::path lib = site_packages.parent_path();
-  const bool windows_layout = lib.filename() == "Lib";
-  const fs::path prefix = windows_layout ? lib.parent_path() : lib.parent_path().parent_path();
-  const std::vector<fs::path> candidates =
-      windows_layout ? std::vector<fs::path>{prefix / "python.exe", prefix / "python"}
-                     : std::vector<fs::path>{prefix / "bin" / "python", prefix / "bin" / "python3"};
-  for (const auto& candidate : candidates) {
+  if (windows_site_packages(site_packages)) {
+    // Read from Linux or WSL, a Windows interpreter is never run, and a
+    // Windows disk may not mark it executable: being there is enough.
+    const fs::path prefix = lib.parent_path();
+    for (const auto& candidate : {prefix / "python.exe", prefix / "Scripts" / "python.exe"}) {
+      std::error_code error;
+      if (fs::is_regular_file(candidate, error)) return candidate;
+    }
+    return {};
+  }
+  // PREFIX/lib/pythonX.Y/site-packages only: a bare folder of packages
+  // has no interpreter of its own, whatever lies two folders up.
+  if (!lib.filename().string().starts_with("python") ||
+      !lib.parent_path().filename().string().starts_with("lib"))
+    return {};
+  const fs::path prefix = lib.parent_path().parent_path();
+  for (const auto& candidate : {prefix / "bin" / "python", prefix / "bin" / "python3"}) {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return {};
@@ -141,6 +156,62 @@ std::optional<fs::path> find_program(const std::string& name, const std::string&
   }
   return std::nullopt;
 }
+
+namespace {
+
+// The site-packages of the environment at `prefix`, or none.
+std::vector<fs::path> site_packages_or_none(const fs::path& prefix) {
+  std::error_code error;
+  if (!fs::is_directory(prefix, error)) return {};
+  try {
+    return site_packages_of_venv(prefix);
+  } catch (const LocateError&) {
+    return {};
+  }
+}
+
+ChosenEnvironment chosen_at(std::string source, const fs::path& where,
+                            std::vector<fs::path> site_packages,
+                            std::optional<fs::path> custom_nodes = std::nullopt) {
+  fs::path python = python_of_site_packages(site_packages.front());
+  return {std::move(source), where, std::move(site_packages), std::move(custom_nodes),
+          std::move(python)};
+}
+
+// The layouts other than a ComfyUI checkout or portable build that a user
+// may stand in, on Linux or a Windows disk read from Linux or WSL:
+// ComfyUI Desktop's base folder (.venv, custom_nodes and models, with
+// main.py inside the installed app), an A1111/Forge WebUI (webui.py and
+// modules/, its venv inside, or the one-click package's system\python), and
+// a plain venv (pyvenv.cfg) or conda environment (conda-meta/).
+std::optional<ChosenEnvironment> other_layout_at(const fs::path& dir) {
+  std::error_code error;
+  const auto is_dir = [&](const fs::path& path) { return fs::is_directory(path, error); };
+  const auto is_file = [&](const fs::path& path) { return fs::is_regular_file(path, error); };
+  if (is_dir(dir / "custom_nodes") && is_dir(dir / "models") && !is_file(dir / "main.py")) {
+    if (auto site = site_packages_or_none(dir / ".venv"); !site.empty())
+      return chosen_at("ComfyUI Desktop", dir, std::move(site), dir / "custom_nodes");
+  }
+  for (const fs::path& webui : {dir, dir / "webui"}) {
+    if (!is_file(webui / "webui.py") || !is_dir(webui / "modules")) continue;
+    for (const fs::path& prefix :
+         {webui / "venv", webui.parent_path() / "system" / "python", dir / "system" / "python"}) {
+      if (auto site = site_packages_or_none(prefix); !site.empty())
+        return chosen_at("A1111/Forge WebUI", webui, std::move(site));
+    }
+  }
+  if (is_file(dir / "pyvenv.cfg")) {
+    if (auto site = site_packages_or_none(dir); !site.empty())
+      return chosen_at("venv", dir, std::move(site));
+  }
+  if (is_dir(dir / "conda-meta")) {
+    if (auto site = site_packages_or_none(dir); !site.empty())
+      return chosen_at("conda environment", dir, std::move(site));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 std::optional<ChosenEnvironment> choose_environment(
     const fs::path& cwd, const std::function<std::string(const char*)>& variable,
@@ -180,7 +251,8 @@ std::optional<ChosenEnvironment> choose_environment(
       }
       if (!comfyui_without_python) comfyui_without_python = install;
     } catch (const LocateError&) {
-      // no ComfyUI here; look one folder up
+      // no ComfyUI here; another layout, or one folder up
+      if (auto other = other_layout_at(dir)) return other;
     }
     if (dir == dir.root_path()) break;
   }

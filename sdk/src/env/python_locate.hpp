@@ -46,12 +46,17 @@ ComfyuiInstall locate_comfyui(const std::filesystem::path& dir);
 
 // The environment a bare `archfit check` means, as a user would: the
 // activated venv ($VIRTUAL_ENV), else the activated conda environment
-// ($CONDA_PREFIX), else a ComfyUI at or above `cwd` with its own Python (the
-// portable build's python_embeded, or a venv in or beside a checkout), else
-// the `python3` on PATH (its sys.path, nothing imported), with the
+// ($CONDA_PREFIX), else the nearest at or above `cwd` of: a ComfyUI with its
+// own Python (the portable build's python_embeded, or a venv in or beside a
+// checkout), ComfyUI Desktop's base folder (.venv), an A1111/Forge WebUI
+// (its venv, or the one-click package's system/python), a venv
+// (pyvenv.cfg) or a conda environment (conda-meta/) — Linux and Windows
+// layouts alike, so that a Windows tree read from WSL's /mnt/c is found —
+// else the `python3` on PATH (its sys.path, nothing imported), with the
 // custom_nodes of a ComfyUI found above `cwd` that has no Python of its own.
 struct ChosenEnvironment {
   // "$VIRTUAL_ENV", "$CONDA_PREFIX", "ComfyUI portable", "ComfyUI",
+  // "ComfyUI Desktop", "A1111/Forge WebUI", "venv", "conda environment",
   // "python3 on PATH" or "ComfyUI at DIR, python3 on PATH"
   std::string source;
   std::filesystem::path where;  // the venv, prefix, ComfyUI folder or interpreter
@@ -68,9 +73,15 @@ std::optional<ChosenEnvironment> choose_environment(
     const std::filesystem::path& cwd, const std::function<std::string(const char*)>& variable,
     const std::string& path_variable);
 
+// Whether `site_packages` is laid out as on Windows (PREFIX\Lib\site-packages:
+// a venv, a conda environment, ComfyUI portable's python_embeded), whatever
+// OS reads it (Linux, or WSL under /mnt/c).
+bool windows_site_packages(const std::filesystem::path& site_packages);
+
 // The interpreter of the environment that owns `site_packages`
 // (PREFIX/lib/pythonX.Y/site-packages: PREFIX/bin/python;
-// PREFIX/Lib/site-packages: PREFIX/python.exe); empty when it has none.
+// PREFIX/Lib/site-packages: PREFIX/python.exe, or PREFIX/Scripts/python.exe
+// in a Windows venv); empty when it has none.
 std::filesystem::path python_of_site_packages(const std::filesystem::path& site_packages);
 
 // The first executable `name` in the folders of a PATH-style list; nullopt

@@ -1,5 +1,6 @@
 #include "wheel.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 #include "binary/zip_archive.hpp"
@@ -83,13 +84,21 @@ void read_dist_info(const binary::ZipArchive& archive, Wheel& wheel) {
 
 }  // namespace
 
-bool Wheel::targets_linux() const {
+bool Wheel::targets_a_read_platform() const {
   if (tags.empty()) return true;  // unknown: scan and let the files speak
   for (const auto& tag : tags) {
     const std::string platform = tag.substr(tag.rfind('-') + 1);
-    if (platform == "any" || platform.find("linux") != std::string::npos) return true;
+    if (platform == "any" || platform.find("linux") != std::string::npos ||
+        platform.starts_with("win"))
+      return true;
   }
   return false;
+}
+
+bool Wheel::targets_windows() const {
+  return std::any_of(tags.begin(), tags.end(), [](const std::string& tag) {
+    return tag.substr(tag.rfind('-') + 1).starts_with("win");
+  });
 }
 
 Wheel read_wheel(const fs::path& path) {

@@ -19,9 +19,13 @@ struct Wheel {
   std::optional<TorchBuild> torch;
   std::vector<EnvProblem> problems;
 
-  // Built for Linux (manylinux/musllinux/linux_*) or for any platform: the
-  // only wheels whose shared libraries are the ELF files archfit reads.
-  bool targets_linux() const;
+  // Built for Linux (manylinux/musllinux/linux_*), Windows (win_amd64,
+  // win_arm64) or any platform: the wheels whose libraries are the ELF and PE
+  // files archfit reads. Not macOS, which no CUDA build targets.
+  bool targets_a_read_platform() const;
+  // Built for Windows: its fixes are Windows commands (PyPI's torch for
+  // Windows is CPU-only).
+  bool targets_windows() const;
 };
 
 // Never throws: a file that is not a wheel, or a wheel with no readable

@@ -1,16 +1,22 @@
 #include "plan_script.hpp"
 
+#include <algorithm>
 #include <sstream>
+
+#include "check/environment_commands.hpp"
 
 namespace archfit::render {
 
 namespace {
 
-// Fix commands say `pip install …`; the plan runs the environment's own pip.
+// A fix's commands name the environment's interpreter when the check knew
+// it (check/environment_commands.hpp); where it did not, they say
+// `pip install …`, and the plan runs the interpreter it was given.
 std::string with_environment_pip(std::string command) {
   for (const char* verb : {"pip install", "pip uninstall"}) {
     const auto at = command.find(verb);
-    if (at != std::string::npos) return command.replace(at, 3, "\"$PYTHON\" -m pip");
+    if (at == std::string::npos || (at >= 3 && command.compare(at - 3, 3, "-m ") == 0)) continue;
+    return command.replace(at, 3, "\"$PYTHON\" -m pip");
   }
   return command;
 }
@@ -26,6 +32,35 @@ std::string device_names(const std::vector<check::DeviceInfo>& devices) {
   return names;
 }
 
+// The plan for a Windows environment: a .bat file for cmd.exe, whose
+// commands the check already wrote for cmd.
+std::string render_batch_plan(const check::CheckReport& report, const PlanContext& context) {
+  std::ostringstream out;
+  const std::string python =
+      context.python.empty() ? "python" : "\"" + check::windows_path(context.python) + "\"";
+  out << "@echo off\r\n"
+      << "rem archfit plan: replace what will not run on " << device_names(report.devices)
+      << ".\r\nrem Read it before you run it; archfit never runs it. Stops at the first failing "
+         "step.\r\nsetlocal\r\n\r\n"
+      << "rem 1. Back up the environment, so any step can be undone.\r\n"
+      << python << " -m pip freeze > archfit-backup.txt || exit /b 1\r\n"
+      << "echo saved the installed packages to archfit-backup.txt (undo: " << python
+      << " -m pip install -r archfit-backup.txt)\r\n\r\n"
+      << "rem 2. Replace what fails.\r\n";
+  size_t steps = 0;
+  for (const auto& stack : report.stacks) {
+    if (!compat::is_failure(stack.verdict) || stack.fix.empty()) continue;
+    out << "rem " << stack.name << (stack.version.empty() ? "" : " " + stack.version) << ": "
+        << compat::to_string(stack.verdict) << ".\r\n";
+    if (stack.fix.commands.empty()) out << "rem   (no command: " << stack.fix.summary << ")\r\n";
+    for (const auto& command : stack.fix.commands) out << command << " || exit /b 1\r\n";
+    ++steps;
+  }
+  if (steps == 0) out << "rem nothing fails: nothing to replace\r\n";
+  out << "\r\nrem 3. Check again.\r\n" << context.verify_command << "\r\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string shell_quote(const std::string& text) {
@@ -35,6 +70,10 @@ std::string shell_quote(const std::string& text) {
 }
 
 std::string render_plan(const check::CheckReport& report, const PlanContext& context) {
+  const bool windows =
+      std::any_of(report.stacks.begin(), report.stacks.end(),
+                  [](const check::StackResult& s) { return s.fix.shell == "cmd"; });
+  if (windows) return render_batch_plan(report, context);
   std::ostringstream out;
   out << "#!/bin/sh\n"
       << "# archfit plan: replace what will not run on " << device_names(report.devices)

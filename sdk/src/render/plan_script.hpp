@@ -1,7 +1,8 @@
 #pragma once
 // --plan: the upgrade people do by hand, as a shell script they can read and
 // run — back the environment up, replace each failing component with the
-// advised build, check again. archfit never runs it.
+// advised build, check again. archfit never runs it. A POSIX sh script; for
+// a Windows environment (fixes written for cmd) a .bat file for cmd.exe.
 #include <string>
 
 #include "check/check.hpp"

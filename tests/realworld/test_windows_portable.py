@@ -1,0 +1,108 @@
+"""A ComfyUI_windows_portable tree as a Windows user has it (issue 33), read
+from Linux as WSL reads /mnt/c: python_embeded\\Lib\\site-packages holding
+PyPI's win_amd64 wheels — torch 2.8.0, which PyPI builds CPU-only for
+Windows, xformers, onnxruntime-gpu and bitsandbytes — judged on several
+GPUs and drivers, found by a bare `archfit check`, and its fix given in
+python_embeded\\python.exe for cmd and PowerShell."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+import fetch_wheels
+
+PORTABLE_WHEELS = ("win-torch-2.8.0-cpu", "win-xformers", "win-onnxruntime-gpu",
+                   "win-bitsandbytes")
+
+
+@pytest.fixture(scope="module")
+def portable():
+    """<tmp>/ComfyUI_windows_portable, its wheels unpacked as pip lays them."""
+    wheels = fetch_wheels.fetch(log=lambda line: None, wheels=fetch_wheels.WINDOWS_WHEELS)
+    top = Path(tempfile.mkdtemp(prefix="archfit-portable-")) / "ComfyUI_windows_portable"
+    site = top / "python_embeded" / "Lib" / "site-packages"
+    site.mkdir(parents=True)
+    (top / "python_embeded" / "python.exe").write_bytes(b"MZ")
+    (top / "python_embeded" / "python312._pth").write_text("python312.zip\n.\nLib/site-packages\n")
+    for key in PORTABLE_WHEELS:
+        with zipfile.ZipFile(wheels[key]) as whl:
+            whl.extractall(site)
+    (top / "ComfyUI" / "custom_nodes").mkdir(parents=True)
+    (top / "ComfyUI" / "main.py").write_text("# ComfyUI\n")
+    yield top
+    shutil.rmtree(top.parent, ignore_errors=True)
+
+
+def check(archfit_bin, *args, cwd=None, index=None):
+    env = dict(os.environ)
+    env.pop("VIRTUAL_ENV", None)
+    env.pop("CONDA_PREFIX", None)
+    if index:
+        env["XDG_CACHE_HOME"] = str(index)
+    start = time.monotonic()
+    proc = subprocess.run([str(archfit_bin), "check", *args, "--json"], capture_output=True,
+                          text=True, cwd=cwd, env=env)
+    seconds = time.monotonic() - start
+    assert proc.returncode in (0, 1, 2), proc.stderr
+    return proc.returncode, json.loads(proc.stdout), seconds
+
+
+def torch_stack(doc):
+    return next(s for s in doc["stacks"] if s["anchor"] == "torch")
+
+
+@pytest.mark.parametrize("gpu,driver", [("RTX 5090", "576.02"), ("RTX 4090", "572.16"),
+                                        ("RTX 3060", "560.94")])
+def test_the_cpu_only_torch_fails_the_portable_tree_with_a_fix_in_python_embeded(
+        archfit_bin, portable, gpu, driver):
+    rc, doc, _ = check(archfit_bin, "--comfyui", str(portable / "ComfyUI"), "--gpu", gpu,
+                       "--driver", driver, "--no-index")
+    assert rc == 1 and doc["verdict"] == "fails", doc["summary"]
+    torch = torch_stack(doc)
+    assert torch["verdict"] == "no-cuda-build" and torch["blocks"]
+    assert torch["version"] == "2.8.0+cpu"
+    fix = torch["fix"]
+    python = "\\".join(["", *portable.parts[1:], "python_embeded", "python.exe"])
+    first = fix["commands"][0]
+    assert first.startswith(f'"{python}" -m pip install torch==') , first
+    # PyPI's Windows torch is CPU-only: PyTorch's index, torch, torchvision
+    # and torchaudio pinned together with the CUDA label.
+    assert "+cu" in first and "--index-url https://download.pytorch.org/whl/cu" in first
+    for companion in (" torchvision==", " torchaudio=="):
+        assert any(companion in command for command in fix["commands"]), fix["commands"]
+    assert fix["shell"] == "cmd"
+    assert fix["powershell_commands"][0].startswith(f"& '{python}' -m pip install torch==")
+    for command in fix["commands"] + fix["powershell_commands"]:
+        assert not command.startswith("pip "), command
+
+
+def test_the_cuda_binaries_beside_it_are_judged(archfit_bin, portable):
+    _, doc, _ = check(archfit_bin, "--comfyui", str(portable / "ComfyUI"), "--gpu", "RTX 5090",
+                      "--driver", "576.02", "--no-index")
+    verdicts = {c["name"]: c["verdict"] for c in doc["components"]}
+    # xformers 0.0.35's _C.pyd: SASS sm_75 sm_80 sm_90a, PTX compute_80.
+    assert verdicts.get("xformers") == "ptx-jit", verdicts
+    assert verdicts.get("onnxruntime-gpu", verdicts.get("onnxruntime_gpu")) == "native", verdicts
+
+
+def test_a_bare_check_inside_the_tree_finds_the_portable_build(archfit_bin, portable):
+    rc, doc, _ = check(archfit_bin, "--gpu", "RTX 5090", "--driver", "576.02", "--no-index",
+                       cwd=portable / "ComfyUI" / "custom_nodes")
+    assert doc["environment"]["source"] == "ComfyUI portable", doc["environment"]
+    assert rc == 1 and torch_stack(doc)["verdict"] == "no-cuda-build"
+
+
+def test_without_a_gpu_the_tree_is_unknown(archfit_bin, portable, tmp_path):
+    rc, doc, _ = check(archfit_bin, "--comfyui", str(portable / "ComfyUI"), "--no-index")
+    if doc["devices"]:
+        pytest.skip("this machine has a GPU")
+    assert rc == 2 and doc["verdict"] == "unknown"
