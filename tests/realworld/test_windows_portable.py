@@ -31,7 +31,7 @@ def portable():
     top = Path(tempfile.mkdtemp(prefix="archfit-portable-")) / "ComfyUI_windows_portable"
     site = top / "python_embeded" / "Lib" / "site-packages"
     site.mkdir(parents=True)
-    (top / "python_embeded" / "python.exe").write_bytes(b"MZ")
+    (top / "python_embeded" / "python.exe").write_bytes(b"")  # never run: being there counts
     (top / "python_embeded" / "python312._pth").write_text("python312.zip\n.\nLib/site-packages\n")
     for key in PORTABLE_WHEELS:
         with zipfile.ZipFile(wheels[key]) as whl:

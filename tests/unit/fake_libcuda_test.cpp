@@ -3,6 +3,7 @@
 // kernel lookup and launch. Reached through sys::DriverLibrary, as archfit does.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -177,4 +178,21 @@ TEST_F(FakeDriver, GarbageIsAnInvalidImageAndBrokenPtxAFailedJit) {
             CUDA_ERROR_INVALID_PTX);
   EXPECT_EQ(api_.module_load_data(&module, ".version 9.0\n.target sm_80\n"), CUDA_SUCCESS);
   EXPECT_EQ(api_.module_unload(module), CUDA_SUCCESS);
+}
+
+// Issue 33: under WSL2 the Windows driver's libcuda.so.1 is in
+// /usr/lib/wsl/lib (no libcuda.so beside it), found by the loader only where
+// ld.so.conf names the folder; archfit looks there after the loader's path.
+TEST(DriverLibraryDefaults, TheLoadersPathFirstThenWslsDriverFolder) {
+  const auto candidates = archfit::sys::default_driver_libraries();
+  ASSERT_EQ(candidates.size(), 2u);
+  EXPECT_EQ(candidates[0], "libcuda.so.1");
+  EXPECT_EQ(candidates[1], "/usr/lib/wsl/lib/libcuda.so.1");
+  if (std::filesystem::exists(candidates[1]) || archfit::sys::DriverLibrary().loaded())
+    GTEST_SKIP() << "this machine has a driver";
+  // With neither, the failure names the library a user knows.
+  const archfit::sys::DriverLibrary none;
+  EXPECT_FALSE(none.loaded());
+  EXPECT_EQ(none.failure().rfind("No NVIDIA driver: libcuda.so.1 could not be loaded", 0), 0u)
+      << none.failure();
 }

@@ -91,3 +91,34 @@ TEST(Plan, ShellQuotingSurvivesQuotesAndSpaces) {
   EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
   EXPECT_EQ(shell_quote(""), "''");
 }
+
+// Issue 33: a Windows environment's fixes are cmd lines for its own
+// python.exe (check/environment_commands); its plan is a .bat file that runs
+// them in order and stops at the first that fails, with CRLF line ends.
+TEST(Plan, AWindowsEnvironmentsPlanIsABatchFileForCmd) {
+  CheckReport report = failing_report();
+  const std::string python = "\"C:\\ComfyUI_windows_portable\\python_embeded\\python.exe\"";
+  report.stacks[0].verdict = Verdict::no_cuda_build;
+  report.stacks[0].fix.commands = {python +
+                                   " -m pip install torch==2.8.0+cu128 --index-url "
+                                   "https://download.pytorch.org/whl/cu128"};
+  report.stacks[0].fix.shell = "cmd";
+  report.stacks[1].fix.commands = {};
+  report.stacks[1].fix.shell = "cmd";
+  const std::string plan = render_plan(
+      report, {"/mnt/c/ComfyUI_windows_portable/python_embeded/python.exe", "archfit check"});
+  EXPECT_EQ(plan.rfind("@echo off\r\n", 0), 0u) << plan;
+  EXPECT_NE(plan.find(python + " -m pip freeze > archfit-backup.txt || exit /b 1\r\n"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("rem PyTorch 2.5.1+cu124: no-cuda-build.\r\n" + python +
+                      " -m pip install torch==2.8.0+cu128 --index-url "
+                      "https://download.pytorch.org/whl/cu128 || exit /b 1\r\n"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("rem   (no command: Rebuild)\r\n"), std::string::npos) << plan;
+  EXPECT_EQ(plan.find("#!/bin/sh"), std::string::npos);
+  EXPECT_EQ(plan.find("xformers==0.0.99"), std::string::npos);  // a stack that runs
+  for (size_t at = plan.find('\n'); at != std::string::npos; at = plan.find('\n', at + 1))
+    EXPECT_EQ(plan[at - 1], '\r') << "a line without CR at " << at;
+}

@@ -24,18 +24,38 @@ void DriverLibrary::resolve(std::initializer_list<const char*> names, Function& 
   missing_.emplace_back(*names.begin());
 }
 
+std::vector<std::filesystem::path> default_driver_libraries() {
+  // WSL2 puts the Windows driver's libcuda in /usr/lib/wsl/lib, which the
+  // loader finds only where ld.so.conf names it (ld.wsl.conf); there is no
+  // libcuda.so there, only libcuda.so.1.
+  return {"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"};
+}
+
 DriverLibrary::DriverLibrary(const std::filesystem::path& path) {
-  const std::filesystem::path name = path.empty() ? "libcuda.so.1" : path;
+  const std::vector<std::filesystem::path> candidates =
+      path.empty() ? default_driver_libraries() : std::vector<std::filesystem::path>{path};
+  const std::filesystem::path& name = candidates.front();
   auto handle = std::make_unique<Handle>();
-  try {
-    // rtld_local: archfit's copy of the driver symbols never shadows a host's.
-    handle->library.load(name, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
-                                   (path.empty() ? boost::dll::load_mode::search_system_folders
-                                                 : boost::dll::load_mode::default_mode));
-    location_ = handle->library.location();
-  } catch (const std::exception& error) {
+  std::string why;
+  for (const auto& candidate : candidates) {
+    // The fallbacks are absolute paths: only one that is there is tried.
+    std::error_code missing;
+    if (candidate != name && !std::filesystem::exists(candidate, missing)) continue;
+    try {
+      // rtld_local: archfit's copy of the driver symbols never shadows a host's.
+      handle->library.load(
+          candidate, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local |
+                         (candidate.is_relative() ? boost::dll::load_mode::search_system_folders
+                                                  : boost::dll::load_mode::default_mode));
+      location_ = handle->library.location();
+      break;
+    } catch (const std::exception& error) {
+      if (why.empty()) why = error.what();
+    }
+  }
+  if (location_.empty()) {
     failure_ = "No NVIDIA driver: " + name.string() +
-               " could not be loaded, so no GPU can be used (" + error.what() + ").";
+               " could not be loaded, so no GPU can be used (" + why + ").";
     return;
   }
   // Never unload the driver: after cuInit it runs threads inside the library,

@@ -41,10 +41,16 @@ struct DriverApi {
   decltype(&cuLaunchKernel) launch_kernel = nullptr;
 };
 
+// Where the driver is looked for when no library is named, in order:
+// "libcuda.so.1" through the loader's search path, then WSL2's
+// /usr/lib/wsl/lib/libcuda.so.1 (the Windows driver, which the loader finds
+// only where ld.so.conf names that folder).
+std::vector<std::filesystem::path> default_driver_libraries();
+
 class DriverLibrary {
  public:
-  // Loads `path`, or "libcuda.so.1" through the loader's search path when it
-  // is empty, and looks up every DriverApi entry point. Never throws for a
+  // Loads `path`, or the first of default_driver_libraries() that loads when
+  // it is empty, and looks up every DriverApi entry point. Never throws for a
   // missing or broken library: loaded() is false and failure() says why.
   explicit DriverLibrary(const std::filesystem::path& path = {});
   ~DriverLibrary();
