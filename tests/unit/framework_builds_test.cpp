@@ -68,8 +68,17 @@ TEST_F(FrameworkBuilds, ACpuOnlyTorchFailsOnAnNvidiaGpuWithAVerdictOfItsOwn) {
   EXPECT_NE(torch->explanation.find("Torch not compiled with CUDA enabled"), std::string::npos);
   ASSERT_FALSE(torch->fix.commands.empty()) << torch->fix.summary;
   EXPECT_NE(torch->fix.commands.front().find("torch=="), std::string::npos);
-  EXPECT_NE(torch->fix.commands.front().find("torchvision=="), std::string::npos)
-      << torch->fix.commands.front();
+  // pip set to the CPU index would take torch==X as X+cpu: every way out
+  // names the CUDA label and PyTorch's index.
+  for (const auto* fix : {&torch->fix, &torch->fix.alternatives.at(0)}) {
+    EXPECT_NE(fix->commands.front().find("+cu"), std::string::npos) << fix->commands.front();
+    EXPECT_NE(fix->commands.front().find("--index-url https://download.pytorch.org/whl/cu"),
+              std::string::npos)
+        << fix->commands.front();
+  }
+  std::string all;  // a companion built once for every CUDA comes in a command of its own
+  for (const auto& line : torch->fix.commands) all += line + "\n";
+  EXPECT_NE(all.find("torchvision=="), std::string::npos) << all;
   const auto doc = archfit::check::check_document(report);
   EXPECT_EQ(doc["stacks"][0]["verdict"], "no-cuda-build");
 }

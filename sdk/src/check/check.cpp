@@ -140,6 +140,7 @@ InstalledTorchStack installed_torch_stack(const CheckReport& report,
   for (const auto& site : sites) {
     if (!site.find("torch")) continue;
     installed.windows |= env::windows_site_packages(site.root);
+    installed.without_cuda = site.torch && site.torch->cuda.empty();
     for (const char* name : {"torchvision", "torchaudio"}) {
       if (const auto* dist = site.find(name))
         installed.companions.emplace_back(name, dist->version);

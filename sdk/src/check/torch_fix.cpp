@@ -100,7 +100,8 @@ void add_install(Fix& fix, const kb::TorchImage& image, const InstalledTorchStac
   // the same number from another index: such a move needs the index and the label.
   const bool same_number =
       !installed.torch.empty() && release_of(installed.torch) == image.version->version;
-  const bool from_pypi = image.on_pypi && !same_number && !installed.windows;
+  const bool from_pypi =
+      image.on_pypi && !same_number && !installed.windows && !installed.without_cuda;
   const std::string label = from_pypi ? "" : "+" + image.build->tag;
   std::vector<std::string> pinned = {"torch==" + image.version->version + label};
   std::vector<std::string> from_pypi_alone;

@@ -28,6 +28,10 @@ struct InstalledTorchStack {
   // A Windows environment or wheel: PyPI's torch for Windows is CPU-only,
   // so every build comes from PyTorch's index, whatever its number.
   bool windows = false;
+  // The installed torch is built without CUDA (a +cpu build): it likely came
+  // from an index pip is set to use, where `torch==X` also matches X+cpu, so
+  // the fix names PyTorch's CUDA index and the +cuXYZ label.
+  bool without_cuda = false;
 };
 
 // Never empty: with no build for every GPU it says so and what each needs.
