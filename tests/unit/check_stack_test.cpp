@@ -259,6 +259,8 @@ TEST_F(CheckStackTest, ABinaryOnlyPackageIsNeverToldToBuildFromSource) {
   for (const auto& command : ort.fix.commands)
     EXPECT_EQ(command.find("--no-binary"), std::string::npos) << command;
   EXPECT_NE(ort.fix.summary.find("binaries only"), std::string::npos) << ort.fix.summary;
+  // No bare pip in a sentence either: a command not made for the environment.
+  EXPECT_EQ(ort.fix.summary.find("pip "), std::string::npos) << ort.fix.summary;
 }
 
 // xformers moves with torch: the release pinned to the torch the fix installs.

@@ -404,3 +404,29 @@ TEST(DiagnoseEnvironmentTable, AReportWithoutBlocksIsReadWithTheCoresVerdictTabl
   EXPECT_FALSE(environment.components.back().blocks);  // unknown to this archfit: not a failure
   EXPECT_FALSE(environment.components.back().runs());
 }
+
+// Issue 33: a knowledge-base recipe shown for a component the check had no
+// fix for is written for the interpreter and shell the check's fixes were
+// (the report's `commands_for`), never as a bare pip for another Python.
+TEST(DiagnoseRecipes, ARecipeIsWrittenForTheCheckedEnvironmentsInterpreter) {
+  check::ReportedEnvironment environment;
+  environment.source = "archfit check";
+  environment.devices.push_back({.name = "GeForce RTX 5090", .cc = {12, 0}});
+  environment.command_target = {"/home/ana/ComfyUI/.venv/bin/python", false};
+  DiagnoseOptions options;
+  options.environment = &environment;
+  const Diagnosis d = diagnose(
+      kb(), traceback_through("/home/ana/ComfyUI/.venv/lib/python3.12/site-packages", "xformers"),
+      options);
+  ASSERT_TRUE(d.component);
+  EXPECT_EQ(d.component->name, "xformers");
+  bool recipe = false;
+  for (const auto& step : d.fix) {
+    const std::string line = step.line();
+    recipe |=
+        line.find("\"/home/ana/ComfyUI/.venv/bin/python\" -m pip install") != std::string::npos;
+    EXPECT_EQ(line.rfind("pip ", 0), std::string::npos) << line;
+    EXPECT_EQ(line.find("\" pip "), std::string::npos) << line;
+  }
+  EXPECT_TRUE(recipe) << archfit::render::diagnosis_text(d);
+}

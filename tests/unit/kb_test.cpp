@@ -311,6 +311,8 @@ TEST(KnowledgeBase, KnowsHowPackagesAreReached) {
   EXPECT_EQ(packages.supplier("torch"), nullptr);
   EXPECT_TRUE(packages.is_binary_only("onnxruntime-gpu"));
   EXPECT_TRUE(packages.is_binary_only("nvidia-cublas"));
+  // No sdist on PyPI: a rebuild from source cannot be offered (the real-ComfyUI tier).
+  EXPECT_TRUE(packages.is_binary_only("comfy-kitchen"));
   EXPECT_FALSE(packages.is_binary_only("xformers"));
   ASSERT_NE(packages.stack_of("torchvision"), nullptr);
   EXPECT_EQ(packages.stack_of("torchvision")->anchor, "torch");

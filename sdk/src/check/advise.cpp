@@ -146,9 +146,8 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
   if (kb.packages().is_binary_only(key)) {
     return fix_of("No installed build of " + which.name + " " + which.version +
                   " has an image for " + device.cc.sm_name() +
-                  ", and it is published as binaries only: install a release "
-                  "built for this GPU if there is one (pip install -U " +
-                  which.name + "), or use another package for this GPU");
+                  ", and it is published as binaries only: install a release of " + which.name +
+                  " built for this GPU if there is one, or use another package for this GPU");
   }
   return fix_of(
       "No installed build of " + which.name + " " + which.version + " has an image for " +

@@ -437,7 +437,8 @@ void CheckRun::advise() {
   for (auto& component : report.components)
     component.fix = advise_component(component, context, report.stacks);
   // Last: every command in the environment's own interpreter and shell.
-  speak_in_environment(report, command_target(report, request_.site_packages));
+  report.command_target = command_target(report, request_.site_packages);
+  speak_in_environment(report, report.command_target);
 }
 
 CheckReport CheckRun::finish() {

@@ -23,12 +23,6 @@ enum class Shell {
   powershell,  // Windows PowerShell and pwsh
 };
 
-// The environment a fix is for.
-struct CommandTarget {
-  std::filesystem::path python;  // its interpreter, as this OS sees it; empty: unknown
-  bool windows = false;          // a Windows environment (read here from Linux or WSL)
-};
-
 // The path as Windows names it: WSL's /mnt/c/Users/x → C:\Users\x; any
 // other path with its separators turned (what was read is all there is).
 std::string windows_path(const std::filesystem::path& path);

@@ -29,6 +29,12 @@ struct EnvironmentChoice {
   std::filesystem::path python;  // its interpreter, which runs the fix's pip; empty when unknown
 };
 
+// The environment a check's fixes are for (environment_commands.hpp).
+struct CommandTarget {
+  std::filesystem::path python;  // its interpreter, as this OS sees it; empty: unknown
+  bool windows = false;          // a Windows environment (read here from Linux or WSL)
+};
+
 struct DeviceInfo {
   std::string name;
   compat::ComputeCapability cc;
@@ -196,6 +202,8 @@ struct CheckReport {
   std::vector<env::CudaLibrary> libraries;  // CUDA libraries a process could load, in search order
   std::vector<env::Wheel> wheels;           // --wheel files, with their tags
   std::vector<StackResult> stacks;          // failing first, PyTorch first among them
+  // The interpreter and OS every fix command was written for.
+  CommandTarget command_target;
   std::vector<ComponentResult> components;  // worst first
   std::vector<ProbeResult> probes;          // what probe plugins reported (CheckRequest::plugins)
   std::vector<std::string> findings;        // probe and scan problems, in sentences

@@ -187,6 +187,12 @@ json check_document(const CheckReport& report) {
   return {
       {"schema", kCheckSchema},
       {"verdict", to_string(report.verdict)},
+      // The interpreter and shell every fix's commands are written for.
+      {"commands_for",
+       {{"python", report.command_target.python.empty()
+                       ? json(nullptr)
+                       : json(report.command_target.python.string())},
+        {"shell", report.command_target.windows ? "cmd" : "sh"}}},
       {"environment", report.environment
                           ? json{{"source", report.environment->source},
                                  {"path", report.environment->where.string()},

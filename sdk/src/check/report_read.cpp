@@ -134,6 +134,11 @@ ReportedEnvironment read_report(const json& document, std::string source) {
       environment.driver_simulated = simulated->get<bool>();
   }
   environment.torch = optional_string(document, "torch", "the report");
+  if (const auto target = document.find("commands_for");
+      target != document.end() && target->is_object()) {
+    environment.command_target.python = optional_string(*target, "python", "commands_for");
+    environment.command_target.windows = optional_string(*target, "shell", "commands_for") == "cmd";
+  }
   environment.findings = strings(document, "findings", "the report");
 
   const json& components = array_field(document, "components", "the report");

@@ -14,6 +14,7 @@
 
 #include "compat/arch.hpp"
 #include "compat/verdict.hpp"
+#include "report.hpp"
 
 namespace archfit::check {
 
@@ -97,6 +98,9 @@ struct ReportedEnvironment {
   std::vector<ReportedComponent> components;  // worst first, as the report has them
   std::vector<ReportedStack> stacks;          // failing first, as the report has them
   std::vector<std::string> findings;
+  // The interpreter and shell the report's fixes are written for; an older
+  // report without `commands_for` leaves it empty.
+  CommandTarget command_target;
 
   // The device a component's verdict is about, else the first; nullptr when none.
   const ReportedDevice* device_named(const std::string& name) const;

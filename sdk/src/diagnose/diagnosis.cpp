@@ -4,6 +4,7 @@
 #include <cctype>
 #include <regex>
 
+#include "check/environment_commands.hpp"
 #include "check/torch_fix.hpp"
 #include "compat/arch.hpp"
 #include "compat/compat_error.hpp"
@@ -269,7 +270,18 @@ const kb::ErrorSignature* first_match(const kb::KnowledgeBase& kb, const std::st
 
 // The fix steps that name the component: the knowledge base's recipe for it
 // on this arch, or where to look for a node pack.
-std::vector<FixStep> component_steps(const kb::KnowledgeBase& kb, const Diagnosis& d) {
+// A knowledge-base recipe ("TORCH_CUDA_ARCH_LIST=… pip install …") in the
+// interpreter and shell of the environment a check saw; as written when no
+// check named one.
+std::string recipe_for(const std::string& recipe, const check::ReportedEnvironment* environment) {
+  if (!environment || environment->command_target.python.empty()) return recipe;
+  const auto& target = environment->command_target;
+  return check::command_for(recipe, target,
+                            target.windows ? check::Shell::cmd : check::Shell::posix);
+}
+
+std::vector<FixStep> component_steps(const kb::KnowledgeBase& kb, const Diagnosis& d,
+                                     const check::ReportedEnvironment* environment) {
   std::vector<FixStep> steps;
   if (!d.component) return steps;
   if (d.component->kind == "custom_node") {
@@ -289,11 +301,13 @@ std::vector<FixStep> component_steps(const kb::KnowledgeBase& kb, const Diagnosi
     if (const auto advice = kb.component_advice(d.component->name, cc)) {
       for (const auto* fix : advice->fixes)
         steps.push_back({.about = d.component->name, .text = fix->summary, .command = ""});
-      // Recipes, not made for this environment: sentences (FixStep).
+      // Recipes, not judged for this environment: sentences (FixStep), in
+      // its interpreter and shell where a check named them.
       for (const auto& command : advice->commands)
-        steps.push_back({.about = "", .text = command, .command = ""});
+        steps.push_back({.about = "", .text = recipe_for(command, environment), .command = ""});
       if (advice->commands.empty() && !advice->rebuild_command.empty())
-        steps.push_back({.about = "", .text = advice->rebuild_command, .command = ""});
+        steps.push_back(
+            {.about = "", .text = recipe_for(advice->rebuild_command, environment), .command = ""});
     }
   } catch (const std::exception&) {
     // An arch the rule table does not parse: the generic steps stand.
@@ -458,7 +472,7 @@ Diagnosis diagnose(const kb::KnowledgeBase& kb, std::string_view text,
   d.source = signature->provenance.source;
   if (d.environment) d.fix = d.environment->fix;
   if (d.fix.empty() && !options.environment) add_torch_build_for_arch(kb, d);
-  if (d.fix.empty()) d.fix = component_steps(kb, d);
+  if (d.fix.empty()) d.fix = component_steps(kb, d, options.environment);
   for (const auto& step : signature->fix)
     if (kb_step_applies(step, d.fix, options.environment) == StepApplies::yes)
       d.fix.push_back({.about = "", .text = fill_sm(step.text, d.sm), .command = ""});
