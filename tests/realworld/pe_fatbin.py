@@ -104,3 +104,57 @@ def read(data: bytes) -> PeImages:
             found, at = _entries(data, at, name, name.startswith("__nv_rel"))
             images += found
     return PeImages(machine, [s[0] for s in sections], images)
+
+
+def imported_dlls(data: bytes) -> tuple[list[str], list[str]]:
+    """The DLL names of the import table (data directory 1) and of the
+    delay-load import table (13), each in table order."""
+    (pe,) = struct.unpack_from("<I", data, 0x3C)
+    _, count, _, _, _, optional_size, _ = struct.unpack_from("<HHIIIHH", data, pe + 4)
+    optional = pe + 24
+    (magic,) = struct.unpack_from("<H", data, optional)
+    pe32_plus = magic == 0x20B
+    image_base = struct.unpack_from("<Q" if pe32_plus else "<I", data,
+                                    optional + (24 if pe32_plus else 28))[0]
+    directories = optional + (112 if pe32_plus else 96)
+    table = optional + optional_size
+    spans = []  # (virtual address, virtual size, file offset, size in file)
+    for i in range(count):
+        vsize, vaddr, raw_size, raw_offset = struct.unpack_from("<IIII", data, table + 40 * i + 8)
+        spans.append((vaddr, max(vsize, raw_size), raw_offset, raw_size))
+
+    def offset_of(rva: int) -> int:
+        for vaddr, vsize, raw_offset, raw_size in spans:
+            if vaddr <= rva < vaddr + vsize and rva - vaddr < raw_size:
+                return raw_offset + rva - vaddr
+        raise ValueError(f"RVA {rva:#x} is in no section's bytes")
+
+    def name_at(rva: int) -> str:
+        at = offset_of(rva)
+        return data[at:data.index(b"\0", at)].decode("ascii")
+
+    def directory(index: int) -> tuple[int, int]:
+        return struct.unpack_from("<II", data, directories + 8 * index)
+
+    imports = []
+    rva, size = directory(1)
+    if rva and size:
+        at = offset_of(rva)
+        while True:
+            fields = struct.unpack_from("<IIIII", data, at)
+            if not any(fields):
+                break
+            imports.append(name_at(fields[3]))
+            at += 20
+    delayed = []
+    rva, size = directory(13)
+    if rva and size:
+        at = offset_of(rva)
+        while True:
+            attributes, name = struct.unpack_from("<II", data, at)
+            if not name:
+                break
+            # Attribute bit 0 clear: an old table that holds addresses, not RVAs.
+            delayed.append(name_at(name if attributes & 1 else name - image_base))
+            at += 32
+    return imports, delayed

@@ -109,3 +109,29 @@ def test_check_wheel_judges_a_windows_wheel(archfit_bin, windows_wheels, key, gp
     name = fetch_wheels.WINDOWS_WHEELS[key].requirement.split("==")[0]
     assert verdicts.get(name) == verdict, (verdicts, doc["summary"])
     assert rc == (1 if verdict == "no-image" else 0), doc["summary"]
+
+
+@pytest.mark.parametrize("key", sorted(fetch_wheels.WINDOWS_WHEELS))
+def test_scan_names_what_each_windows_binary_imports_and_delay_loads(
+        archfit_bin, windows_wheels, key):
+    """`linkage.needed` of each .dll and .pyd is its import table's DLLs, then
+    its delay-load table's, as an independent reader finds them."""
+    wheel = windows_wheels[key]
+    _, doc = archfit_json(archfit_bin, "scan", str(wheel))
+    prefix = str(wheel) + SEPARATOR
+    scanned = {f["path"][len(prefix):]: f for f in doc["files"]}
+    delay_loaded = 0
+    with zipfile.ZipFile(wheel) as whl:
+        for member in whl.namelist():
+            if not member.lower().endswith((".dll", ".pyd")):
+                continue
+            imports, delayed = pe_fatbin.imported_dlls(whl.read(member))
+            delay_loaded += len(delayed)
+            f = scanned[member]
+            assert f["machine"] == "x86_64", member
+            needed = f["linkage"]["needed"] if f["linkage"] else []
+            assert needed == imports + delayed, member
+    # onnxruntime.dll and its _pybind11_state.pyd delay-load SHELL32.dll;
+    # triton-windows' libtriton.pyd SHELL32.dll and ole32.dll.
+    if key in ("win-onnxruntime-gpu", "win-onnxruntime-cpu", "win-triton-windows"):
+        assert delay_loaded > 0, key

@@ -18,6 +18,7 @@
 #include "binary/pe.hpp"
 #include "binary/pe_host_binary.hpp"
 #include "binary/scan_error.hpp"
+#include "binary/scan_json.hpp"
 #include "binary/scanner.hpp"
 
 namespace {
@@ -200,6 +201,13 @@ TEST_F(PeFixture, TheReaderGivesSectionsTheirRolesAndReadsTheImportTable) {
   EXPECT_NE(std::find(needed.begin(), needed.end(), "KERNEL32.dll"), needed.end());
   EXPECT_TRUE(binary.linkage->rpath.empty());
   EXPECT_TRUE(binary.linkage->runpath.empty());
+
+  // `scan --json` shows the same: the DLL's CPU and what it loads.
+  const auto json = archfit::binary::to_json(scan(kFixtureDir / "pe_sm_80.dll"));
+  EXPECT_EQ(json["format"], "pe");
+  EXPECT_EQ(json["machine"], "x86_64");
+  EXPECT_EQ(json["linkage"]["name"], "pe_sm_80.dll");
+  EXPECT_EQ(json["linkage"]["needed"].size(), needed.size());
 }
 
 // The offset of the COFF header ("PE\0\0" + 4) and of the section table.

@@ -1,5 +1,6 @@
 #include "scan_json.hpp"
 
+#include "elf_linkage.hpp"
 #include "path_bytes.hpp"
 #include "scan_error.hpp"
 
@@ -64,6 +65,16 @@ json to_json(const FileScan& scan) {
   json out = json::object();
   put_path(out, scan.path);
   out["format"] = to_string(scan.format);
+  out["machine"] = scan.machine ? json(machine_name(scan.machine)) : json(nullptr);
+  if (scan.linkage) {
+    out["linkage"] = {
+        {"name", scan.linkage->name.empty() ? json(nullptr) : json(scan.linkage->name)},
+        {"needed", scan.linkage->needed},
+        {"rpath", scan.linkage->rpath},
+        {"runpath", scan.linkage->runpath}};
+  } else {
+    out["linkage"] = nullptr;
+  }
   out["size"] = scan.file_size;
   out["containers"] = scan.containers;
   out["error"] = scan.problems.empty() ? json(nullptr) : json(scan.problems.front().message);
