@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const kFiles[] = {"gpus.yaml", "torch.yaml", "ptx_isa.yaml", "components.yaml",
-                              "errors.yaml"};
+const char* const kFiles[] = {"gpus.yaml",       "torch.yaml",  "ptx_isa.yaml", "drivers.yaml",
+                              "components.yaml", "errors.yaml", "packages.yaml"};
 
 // A copy of the source knowledge base, restored file by file after each input.
 const fs::path& kb_copy() {

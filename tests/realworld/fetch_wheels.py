@@ -368,6 +368,24 @@ WINDOWS_WHEELS = {
         "c697963c8fda3dcd0d7ebd9b5211ae4067feef7cd06e0350d4e816a434fe683d",
         "win_amd64", "3.12",
     ),
+    # The CPU-only twin of onnxruntime-gpu: installed over it, it replaces
+    # onnxruntime/capi/onnxruntime_pybind11_state.pyd (packages.yaml cpu_twins).
+    "win-onnxruntime-cpu": Wheel(
+        "onnxruntime==1.31.1",
+        "onnxruntime-1.31.1-cp312-cp312-win_amd64.whl",
+        14888466,
+        "ae8a9a351efda685cc59a66226cdefaa37a126c1d66872ca23a2de9425326130",
+        "win_amd64", "3.12",
+    ),
+    # Triton's Windows distribution: the triton package under another name,
+    # with no device code of its own (it compiles kernels at run time).
+    "win-triton-windows": Wheel(
+        "triton-windows==3.8.0.post29",
+        "triton_windows-3.8.0.post29-cp312-cp312-win_amd64.whl",
+        52810080,
+        "937ba2ee53b6e664709898537de3eb9eab427a498c04da58f2bd42e1af93e298",
+        "win_amd64", "3.12",
+    ),
     "win-nvrtc": Wheel(
         "nvidia-cuda-nvrtc-cu12==12.8.93",
         "nvidia_cuda_nvrtc_cu12-12.8.93-py3-none-win_amd64.whl",

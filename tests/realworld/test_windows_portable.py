@@ -21,7 +21,7 @@ import pytest
 import fetch_wheels
 
 PORTABLE_WHEELS = ("win-torch-2.8.0-cpu", "win-xformers", "win-onnxruntime-gpu",
-                   "win-bitsandbytes")
+                   "win-bitsandbytes", "win-triton-windows")
 
 
 @pytest.fixture(scope="module")
@@ -106,3 +106,44 @@ def test_without_a_gpu_the_tree_is_unknown(archfit_bin, portable, tmp_path):
     if doc["devices"]:
         pytest.skip("this machine has a GPU")
     assert rc == 2 and doc["verdict"] == "unknown"
+
+
+def test_triton_windows_is_a_member_of_the_pytorch_stack(archfit_bin, portable):
+    _, doc, _ = check(archfit_bin, "--comfyui", str(portable / "ComfyUI"), "--gpu", "RTX 5090",
+                      "--driver", "576.02", "--no-index")
+    assert "triton-windows" in torch_stack(doc)["members"], torch_stack(doc)["members"]
+
+
+@pytest.mark.parametrize("driver,fits", [("570.26", False), ("572.16", True)])
+def test_the_driver_is_judged_in_windows_numbers(archfit_bin, portable, driver, fits):
+    """CUDA 12.8's first Windows driver is 570.65 (570.26 on Linux): xformers
+    runs on an RTX 5090 only by JIT-compiling its compute_80 PTX, ISA 8.7."""
+    _, doc, _ = check(archfit_bin, "--comfyui", str(portable / "ComfyUI"), "--gpu", "RTX 5090",
+                      "--driver", driver, "--no-index")
+    assert doc["driver"]["os"] == "windows"
+    device = doc["devices"][0]
+    assert device["first_driver"] == "570.65"
+    assert device["driver_knows_it"] is fits
+    fixes = json.dumps(torch_stack(doc)["fix"])
+    assert "570.26 or newer" not in fixes
+
+
+def test_cpu_onnxruntime_installed_over_onnxruntime_gpu_fails(archfit_bin, portable, tmp_path):
+    """pip installing onnxruntime after onnxruntime-gpu, as a custom node's
+    requirements do: the CPU module replaces the CUDA one in the shared
+    onnxruntime package."""
+    tree = tmp_path / "ComfyUI_windows_portable"
+    shutil.copytree(portable, tree, symlinks=True)
+    wheels = fetch_wheels.fetch(log=lambda line: None, wheels=fetch_wheels.WINDOWS_WHEELS)
+    with zipfile.ZipFile(wheels["win-onnxruntime-cpu"]) as whl:
+        whl.extractall(tree / "python_embeded" / "Lib" / "site-packages")
+    rc, doc, _ = check(archfit_bin, "--comfyui", str(tree / "ComfyUI"), "--gpu", "RTX 4090",
+                       "--driver", "572.16", "--no-index")
+    assert rc == 1
+    onnx = next(s for s in doc["stacks"] if s["name"] == "ONNX Runtime")
+    assert onnx["verdict"] == "no-cuda-build" and onnx["blocks"]
+    assert "onnxruntime 1.31.1 (CPU-only) was installed over onnxruntime-gpu" in onnx["evidence"]
+    python = "\\".join(["", *tree.parts[1:], "python_embeded", "python.exe"])
+    assert onnx["fix"]["commands"] == [
+        f'"{python}" -m pip uninstall -y onnxruntime onnxruntime-gpu',
+        f'"{python}" -m pip install onnxruntime-gpu==1.31.1']

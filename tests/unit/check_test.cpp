@@ -317,6 +317,24 @@ TEST_F(CheckConfirmTest, SimulatedGpusAreNotConfirmedAndTheReportSaysSo) {
       << findings;
 }
 
+// Where the driver's own number cannot be read (WSL2 has no
+// /proc/driver/nvidia/version, nor has this machine), the CUDA release it
+// reports bounds it from below: the GA driver of that release.
+TEST_F(CheckConfirmTest, ADriverWithoutAReadableNumberIsBoundedByItsCudaRelease) {
+  ASSERT_FALSE(fs::exists("/proc/driver/nvidia/version")) << "this machine has a real driver";
+  options_.confirm = false;
+  ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12080", 1);
+  const auto report = run_check(options_, resources_);
+  EXPECT_EQ(report.driver.cuda_version, "12.8");
+  EXPECT_EQ(report.driver.version, "570.26");
+  EXPECT_TRUE(report.driver.at_least);
+  ASSERT_TRUE(report.driver.max_ptx_isa);
+  EXPECT_EQ(report.driver.max_ptx_isa->to_string(), "8.7");
+  const auto json = archfit::check::check_document(report);
+  EXPECT_EQ(json["driver"]["at_least"], true);
+  EXPECT_EQ(json["driver"]["os"], "linux");
+}
+
 TEST_F(CheckConfirmTest, WithoutConfirmTheDriverIsNeverAskedToLoadAnything) {
   options_.confirm = false;
   ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);

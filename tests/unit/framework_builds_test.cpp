@@ -127,6 +127,39 @@ TEST_F(FrameworkBuilds, OnComfyuiPortableTheFixIsPythonEmbededFromPytorchsIndexF
   for (const auto& line : torch->fix.commands) EXPECT_NE(line.rfind("pip ", 0), 0u) << line;
 }
 
+// A Windows environment runs on a Windows driver, whose numbers differ from
+// Linux's for one release (CUDA 12.8 GA: 570.65 on Windows, 570.26 on Linux;
+// NVIDIA's toolkit/driver table): the driver is judged, and asked for, in them.
+TEST_F(FrameworkBuilds, OnWindowsTheDriverIsJudgedAndAskedForInWindowsNumbers) {
+  make_site("ComfyUI_windows_portable/python_embeded/Lib/site-packages", kCpuTorch);
+  request_.gpus = {"RTX 5090"};
+  request_.driver = "570.26";  // 12.8 on Linux; older than 12.8's first Windows driver
+  const CheckReport report = run_check(
+      request_, archfit::testing::check_resources(site_->top() / "no-driver" / "libcuda.so.1"));
+  EXPECT_EQ(report.driver.family, archfit::kb::DriverFamily::windows_driver);
+  ASSERT_TRUE(report.driver.max_ptx_isa);
+  EXPECT_EQ(report.driver.max_ptx_isa->to_string(), "8.5");  // 12.5's 555.85 ≤ 570.26 < 570.65
+  ASSERT_EQ(report.devices.size(), 1u);
+  ASSERT_TRUE(report.devices[0].first_driver);
+  EXPECT_EQ(report.devices[0].first_driver->to_string(), "570.65");
+  EXPECT_FALSE(report.devices[0].driver_knows_it);
+  const StackResult* torch = torch_stack(report);
+  ASSERT_NE(torch, nullptr);
+  std::string fixes = torch->fix.summary + "\n";
+  for (const auto& alternative : torch->fix.alternatives) fixes += alternative.summary + "\n";
+  EXPECT_NE(fixes.find("NVIDIA Windows driver 570.65 or newer"), std::string::npos) << fixes;
+  EXPECT_EQ(fixes.find("driver 570.26 or newer"), std::string::npos) << fixes;
+  EXPECT_EQ(archfit::check::check_document(report)["driver"]["os"], "windows");
+
+  // The same site-packages in a Linux layout keeps Linux's numbers.
+  make_site("site-packages", kCpuTorch);
+  const CheckReport linux_report = run_check(
+      request_, archfit::testing::check_resources(site_->top() / "no-driver" / "libcuda.so.1"));
+  EXPECT_EQ(linux_report.driver.family, archfit::kb::DriverFamily::linux_driver);
+  EXPECT_EQ(linux_report.driver.max_ptx_isa->to_string(), "8.7");
+  EXPECT_TRUE(linux_report.devices.at(0).driver_knows_it);
+}
+
 TEST_F(FrameworkBuilds, InALinuxVenvTheFixIsTheVenvsInterpreter) {
   make_site("venv/lib/python3.12/site-packages", kCpuTorch);
   const fs::path python = site_->top() / "venv/bin/python";
@@ -141,6 +174,108 @@ TEST_F(FrameworkBuilds, InALinuxVenvTheFixIsTheVenvsInterpreter) {
       << torch->fix.commands.front();
   EXPECT_EQ(torch->fix.shell, "sh");
   EXPECT_TRUE(torch->fix.powershell_commands.empty());
+}
+
+// onnxruntime (CPU-only) and onnxruntime-gpu install the same `onnxruntime`
+// package (packages.yaml `cpu_twins`; the 1.31.1 win_amd64 wheels' RECORDs
+// give onnxruntime_pybind11_state.pyd 19,997,496 and 20,132,152 bytes).
+// Whichever was installed last owns that module, told by the size on disk.
+class CpuTwins : public FrameworkBuilds {
+ protected:
+  static constexpr const char* kCore = "onnxruntime/capi/onnxruntime_pybind11_state.so";
+  void SetUp() override {
+    site_ = std::make_unique<archfit::testing::FixtureSite>(
+        std::string("twins_") + ::testing::UnitTest::GetInstance()->current_test_info()->name(),
+        "venv/lib/python3.12/site-packages");
+    request_.site_packages = {site_->root()};
+    const fs::path python = site_->top() / "venv/bin/python";  // whose pip the fix runs
+    fs::create_directories(python.parent_path());
+    std::ofstream(python) << "#!/bin/sh\n";
+    ::chmod(python.c_str(), 0755);
+  }
+  // A dist-info whose RECORD gives the core module `core_size` bytes.
+  void install_twin(const std::string& name, size_t core_size,
+                    const std::vector<std::string>& requires_dist = {}) {
+    std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: 1.31.1\n";
+    for (const auto& requirement : requires_dist)
+      metadata += "Requires-Dist: " + requirement + "\n";
+    const std::string dist_info = archfit::env::normalize_distribution_name(name);
+    std::string folder = dist_info;
+    std::replace(folder.begin(), folder.end(), '-', '_');
+    site_->write(folder + "-1.31.1.dist-info/METADATA", metadata);
+    site_->write(folder + "-1.31.1.dist-info/RECORD",
+                 std::string(kCore) + ",sha256=x," + std::to_string(core_size) + "\n");
+  }
+  // The module as the last install left it.
+  void core_of_size(size_t size) { site_->write(kCore, std::string(size, 'x')); }
+  const StackResult* onnx_stack(const CheckReport& report) {
+    const auto found = std::find_if(report.stacks.begin(), report.stacks.end(),
+                                    [](const StackResult& s) { return s.name == "ONNX Runtime"; });
+    return found == report.stacks.end() ? nullptr : &*found;
+  }
+  std::string findings(const CheckReport& report) {
+    std::string all;
+    for (const auto& finding : report.findings) all += finding + "\n";
+    return all;
+  }
+};
+
+TEST_F(CpuTwins, TheCpuOneInstalledOverTheGpuOneFailsAndTheFixReinstallsTheGpuOneAlone) {
+  install_twin("onnxruntime-gpu", 2000);
+  install_twin("onnxruntime", 1000);
+  core_of_size(1000);  // onnxruntime's: installed last
+  const CheckReport report = check({"RTX 4090"});
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  const StackResult* onnx = onnx_stack(report);
+  ASSERT_NE(onnx, nullptr);
+  EXPECT_EQ(onnx->verdict, Verdict::no_cuda_build);
+  EXPECT_NE(onnx->evidence.find("onnxruntime 1.31.1 (CPU-only) was installed over "
+                                "onnxruntime-gpu 1.31.1"),
+            std::string::npos)
+      << onnx->evidence;
+  EXPECT_NE(onnx->evidence.find("onnxruntime_pybind11_state.so"), std::string::npos);
+  ASSERT_EQ(onnx->fix.commands.size(), 2u) << onnx->fix.summary;
+  // Removing only the CPU one would delete the files both wrote.
+  EXPECT_NE(onnx->fix.commands[0].find("-m pip uninstall -y onnxruntime onnxruntime-gpu"),
+            std::string::npos)
+      << onnx->fix.commands[0];
+  EXPECT_NE(onnx->fix.commands[1].find("-m pip install onnxruntime-gpu==1.31.1"), std::string::npos)
+      << onnx->fix.commands[1];
+  EXPECT_EQ(archfit::check::check_document(report)["stacks"][0]["verdict"], "no-cuda-build");
+}
+
+TEST_F(CpuTwins, WithTheGpuOneInstalledLastCudaWorksAndTheReportWarns) {
+  install_twin("onnxruntime-gpu", 2000);
+  install_twin("onnxruntime", 1000);
+  core_of_size(2000);
+  const CheckReport report = check({"RTX 4090"});
+  EXPECT_EQ(onnx_stack(report), nullptr);
+  EXPECT_NE(report.verdict, OverallVerdict::fails);
+  EXPECT_NE(findings(report).find("onnxruntime-gpu was installed last"), std::string::npos)
+      << findings(report);
+  // A module neither RECORD describes: said, never guessed.
+  core_of_size(1500);
+  const CheckReport unclear = check({"RTX 4090"});
+  EXPECT_EQ(onnx_stack(unclear), nullptr);
+  EXPECT_NE(findings(unclear).find("could not be told"), std::string::npos) << findings(unclear);
+}
+
+TEST_F(CpuTwins, TheCpuOneAloneFailsWhereAnInstalledPackageRequiresTheGpuOne) {
+  install_twin("onnxruntime", 1000);
+  core_of_size(1000);
+  EXPECT_EQ(onnx_stack(check({"RTX 4090"})), nullptr);  // nothing asks for CUDA
+  site_->write("rembg-2.0.0.dist-info/METADATA",
+               "Metadata-Version: 2.1\nName: rembg\nVersion: 2.0.0\n"
+               "Requires-Dist: onnxruntime-gpu\nRequires-Dist: onnxruntime; extra == \"cpu\"\n");
+  site_->write("rembg-2.0.0.dist-info/RECORD", "");
+  const CheckReport report = check({"RTX 4090"});
+  const StackResult* onnx = onnx_stack(report);
+  ASSERT_NE(onnx, nullptr);
+  EXPECT_EQ(onnx->verdict, Verdict::no_cuda_build);
+  EXPECT_NE(onnx->evidence.find("rembg 2.0.0 requires onnxruntime-gpu"), std::string::npos)
+      << onnx->evidence;
+  // Without a GPU nothing is judged.
+  EXPECT_EQ(onnx_stack(check({})), nullptr);
 }
 
 }  // namespace

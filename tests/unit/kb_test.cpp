@@ -317,6 +317,9 @@ TEST(KnowledgeBase, KnowsHowPackagesAreReached) {
   ASSERT_NE(packages.stack_of("torchvision"), nullptr);
   EXPECT_EQ(packages.stack_of("torchvision")->anchor, "torch");
   EXPECT_EQ(packages.stack_of("xformers"), nullptr);
+  // Triton's Windows distribution is a member of the PyTorch stack as triton is.
+  ASSERT_NE(packages.stack_of("triton-windows"), nullptr);
+  EXPECT_EQ(packages.stack_of("triton-windows"), packages.stack_of("triton"));
   // By file name, whatever folder or auditwheel suffix.
   ASSERT_NE(packages.feature_of("nvidia/cusparselt/lib/libcusparseLt.so.0"), nullptr);
   ASSERT_NE(packages.feature_of("torch/lib/libcusparseLt-294d6944.so.0"), nullptr);
@@ -426,6 +429,76 @@ TEST(KnowledgeBase, AdvisesTheDriverThatFirstKnewTheDevice) {
   const auto turing = oldest(kb, cc(7, 5));
   ASSERT_TRUE(turing && turing->needed_driver);
   EXPECT_EQ(turing->needed_driver->to_string(), "450.80.02");
+}
+
+// NVIDIA's toolkit/driver table (CUDA release notes, Table 3) has a Windows
+// column: a Windows driver of the same release carries another number, and
+// WSL2's driver is the Windows one.
+TEST(KnowledgeBase, KnowsWindowsDriverNumbers) {
+  const auto& kb = real_kb();
+  const auto windows = archfit::kb::DriverFamily::windows_driver;
+  const auto linux_ = archfit::kb::DriverFamily::linux_driver;
+  EXPECT_EQ(kb.toolkit_driver("12.8", windows)->to_string(), "570.65");
+  EXPECT_EQ(kb.toolkit_driver("12.8", linux_)->to_string(), "570.26");
+  EXPECT_EQ(kb.toolkit_driver("12.9", windows)->to_string(), "576.02");
+  EXPECT_EQ(kb.toolkit_driver("11.8", windows)->to_string(), "520.06");
+  EXPECT_EQ(kb.toolkit_driver("12.7", windows), std::nullopt);  // never released
+  // CUDA 13.x has no published Windows number: the branch stands for it.
+  EXPECT_EQ(kb.toolkit_driver("13.0", windows)->to_string(), "580");
+  EXPECT_EQ(kb.cuda_floor_for_major(12, windows)->to_string(), "528.33");
+  EXPECT_EQ(kb.cuda_floor_for_major(11, windows)->to_string(), "452.39");
+  EXPECT_EQ(kb.cuda_floor_for_major(13, windows)->to_string(), "580");
+  EXPECT_EQ(kb.first_driver_for(kb.resolve_gpu("RTX 5090").cc, windows)->to_string(), "570.65");
+  EXPECT_EQ(kb.first_driver_for(kb.resolve_gpu("RTX 4090").cc, windows)->to_string(), "520.06");
+  EXPECT_EQ(kb.first_driver_for(kb.resolve_gpu("Orin").cc, windows), std::nullopt);  // JetPack
+  // 570.26 is CUDA 12.8 on Linux; on Windows it is older than 12.8's 570.65.
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("570.26", windows), (PtxIsa{8, 5}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("572.16", windows), (PtxIsa{8, 7}));
+  EXPECT_EQ(kb.max_ptx_isa_for_driver("581.57", windows), (PtxIsa{9, 0}));
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({8, 7}, windows)->to_string(), "570.65");
+  EXPECT_EQ(kb.min_driver_for_ptx_isa({8, 6}, windows)->to_string(), "570.65");  // 12.7: none
+  // Each row's Linux number is the one the other files give its release.
+  for (const auto& release : kb.toolkit_drivers()) {
+    for (const auto& isa : kb.ptx_isa()) {
+      if (isa.cuda == release.cuda && isa.min_driver)
+        EXPECT_EQ(*isa.min_driver, release.linux_driver) << release.cuda;
+    }
+  }
+}
+
+TEST(KnowledgeBase, BoundsADriverByTheCudaReleaseItReports) {
+  const auto& kb = real_kb();
+  const auto windows = archfit::kb::DriverFamily::windows_driver;
+  const auto linux_ = archfit::kb::DriverFamily::linux_driver;
+  EXPECT_EQ(kb.driver_reporting_cuda("12.8", windows)->to_string(), "570.65");
+  EXPECT_EQ(kb.driver_reporting_cuda("12.8", linux_)->to_string(), "570.26");
+  // 12.7 was never released: a driver reporting it is at least 12.6's.
+  EXPECT_EQ(kb.driver_reporting_cuda("12.7", windows)->to_string(), "560.76");
+  EXPECT_EQ(kb.driver_reporting_cuda("13.1", windows)->to_string(), "590");
+  EXPECT_EQ(kb.driver_reporting_cuda("7.5", windows), std::nullopt);  // older than the table
+  EXPECT_EQ(kb.driver_reporting_cuda("twelve", windows), std::nullopt);
+}
+
+TEST(KnowledgeBase, WindowsWheelsOfCuda13CarryNoPtx) {
+  const auto& kb = real_kb();
+  const archfit::kb::TorchPlatform windows{true, archfit::kb::DriverFamily::windows_driver};
+  const auto tags = [&](ComputeCapability device, archfit::kb::TorchPlatform platform) {
+    std::set<std::string> out;
+    for (const auto& image : kb.torch_images_for(device, platform)) out.insert(image.tag->tag);
+    return out;
+  };
+  // A GPU newer than every cubin runs only by PTX: cu13x's is Linux-only.
+  const auto future = cc(13, 0);
+  EXPECT_TRUE(tags(future, {}).contains("cu130"));
+  EXPECT_FALSE(tags(future, windows).contains("cu130"));
+  EXPECT_FALSE(tags(future, windows).contains("cu132"));
+  EXPECT_TRUE(tags(future, windows).contains("cu128"));  // 12.x Windows wheels keep their PTX
+  // Windows drivers: an RTX 5090 needs 12.8's Windows driver for cu128.
+  for (const auto& image : kb.torch_images_for(kb.resolve_gpu("RTX 5090").cc, windows)) {
+    if (image.tag->tag != "cu128") continue;
+    ASSERT_TRUE(image.needed_driver);
+    EXPECT_EQ(image.needed_driver->to_string(), "570.65");
+  }
 }
 
 TEST(KnowledgeBase, EveryEntryNamesItsSource) {
@@ -672,6 +745,44 @@ TEST(KbLoader, ArchitectureDriversAgreeWithTheOtherFiles) {
   const auto kb = load_knowledge_base(scratch.dir());
   EXPECT_TRUE(kb.architectures().empty());
   EXPECT_EQ(kb.first_driver_for(cc(8, 9)), std::nullopt);
+}
+
+TEST(KbLoader, DriverTableAgreesWithTheOtherFilesAndRunsInOrder) {
+  const auto drivers = [](const std::string& rows) {
+    return format_error("drivers.yaml", "schema: archfit.kb.drivers/1\ntoolkit_drivers:\n" + rows +
+                                            "cuda_major_floors: []\n");
+  };
+  // ptx_isa.yaml says CUDA 12.8 is 570.26 on Linux.
+  const auto other =
+      drivers("  - {cuda: \"12.8\", linux: \"570.62\", windows: \"570.65\", source: t}\n");
+  EXPECT_EQ(other.line(), 3);
+  EXPECT_EQ(other.field(), "toolkit_drivers[0].linux");
+  EXPECT_NE(other.problem().find("570.26"), std::string::npos) << other.what();
+  // A later release with an older Windows driver is a typo.
+  const auto older = drivers(
+      "  - {cuda: \"12.6\", linux: \"560.28.03\", windows: \"560.76\", source: t}\n"
+      "  - {cuda: \"12.8\", linux: \"570.26\", windows: \"507.65\", source: t}\n");
+  EXPECT_EQ(older.field(), "toolkit_drivers[1].windows");
+  EXPECT_NE(older.problem().find("507.65"), std::string::npos) << older.what();
+  const auto order = drivers(
+      "  - {cuda: \"12.8\", linux: \"570.26\", windows: \"570.65\", source: t}\n"
+      "  - {cuda: \"12.6\", linux: \"560.28.03\", windows: \"560.76\", source: t}\n");
+  EXPECT_NE(order.problem().find("out of order"), std::string::npos) << order.what();
+  EXPECT_EQ(drivers("  - {cuda: \"12.8\", linux: \"570.26\", source: t}\n").field(),
+            "toolkit_drivers[0].windows");
+  // A floor's Linux number is ptx_isa.yaml's.
+  const auto floor =
+      format_error("drivers.yaml",
+                   "schema: archfit.kb.drivers/1\ntoolkit_drivers: []\ncuda_major_floors:\n"
+                   "  - {cuda_major: 12, linux: \"525.60.31\", windows: \"528.33\", source: t}\n");
+  EXPECT_EQ(floor.field(), "cuda_major_floors[0].linux");
+  // windows_ptx is true or false.
+  EXPECT_EQ(format_error("torch.yaml",
+                         "schema: archfit.kb.torch/1\ncuda_tags:\n"
+                         "  - {tag: cu128, cuda: \"12.8\", index_url: \"https://x/cu128\", "
+                         "windows_ptx: sometimes, source: t}\nreleases: []\n")
+                .field(),
+            "cuda_tags[0].windows_ptx");
 }
 
 TEST(KbLoader, MissingFileIsAnErrorNamingIt) {

@@ -46,12 +46,24 @@ Fix fix_of(std::string summary, std::vector<std::string> commands = {}) {
   return fix;
 }
 
-Fix driver_update(const std::string& why, const std::optional<compat::DriverVersion>& needed) {
+Fix driver_update(const std::string& why, const std::optional<compat::DriverVersion>& needed,
+                  kb::DriverFamily family) {
   Fix fix;
-  fix.summary = "Update the NVIDIA driver" +
+  fix.summary = "Update the " + nvidia_driver_words(family) +
                 (needed ? " to " + needed->to_string() + " or newer" : std::string()) + ": " + why;
   if (needed) fix.driver = needed->to_string();
   return fix;
+}
+
+// A CPU-only twin in the place of its CUDA distribution: both removed, then
+// the CUDA one installed alone (removing only the CPU one would delete the
+// files the two share: packages.yaml `cpu_twins`).
+Fix cpu_twin_fix(const kb::CpuTwin& twin, const std::string& version) {
+  return fix_of("Reinstall " + twin.name + " as " + twin.cuda + " " + version + " alone: remove " +
+                    twin.cpu + " and " + twin.cuda + " first, since removing " + twin.cpu +
+                    " alone deletes files the two share",
+                {"pip uninstall -y " + twin.cpu + " " + twin.cuda,
+                 "pip install " + twin.cuda + "==" + version});
 }
 
 // A package that ships one library per CUDA release (bitsandbytes): the
@@ -165,6 +177,10 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   const auto& report = context.report;
   const DeviceInfo* device = device_named(report, stack.device);
   if (!device) return {};
+  if (stack.verdict == compat::Verdict::no_cuda_build) {
+    if (const auto* twin = context.kb.packages().cpu_twin_of(stack.anchor))
+      return cpu_twin_fix(*twin, stack.version);
+  }
   if (stack.verdict == compat::Verdict::wrong_platform) {
     const auto* architecture = context.kb.architecture(device->cc);
     const bool jetson = architecture && architecture->platform == kb::DriverPlatform::jetson;
@@ -191,7 +207,7 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
              stack.cuda->version + ", whose builds need " + stack.cuda->min_driver->to_string() +
              " or newer";
     }
-    Fix fix = driver_update(why.empty() ? stack.evidence : why, needed);
+    Fix fix = driver_update(why.empty() ? stack.evidence : why, needed, report.driver.family);
     if (stack.anchor == "torch" && context.driver && device->driver_knows_it) {
       // Keep the driver: the same torch for an older CUDA major, else the
       // newest build this driver runs.
@@ -224,9 +240,11 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   }
   if (stack.verdict == compat::Verdict::ptx_too_new_for_driver) {
     const auto isa = newest_ptx_isa(binaries);
-    return driver_update(stack.name + "'s PTX is ISA " + (isa ? isa->to_string() : "?") +
-                             ", which driver " + report.driver.version + " cannot compile",
-                         isa ? context.kb.min_driver_for_ptx_isa(*isa) : std::nullopt);
+    return driver_update(
+        stack.name + "'s PTX is ISA " + (isa ? isa->to_string() : "?") + ", which driver " +
+            report.driver.version + " cannot compile",
+        isa ? context.kb.min_driver_for_ptx_isa(*isa, report.driver.family) : std::nullopt,
+        report.driver.family);
   }
   if (!worst) return {};
   return no_image_fix(*worst, *device, context);
@@ -246,10 +264,11 @@ Fix advise_component(const ComponentResult& component, const AdviseContext& cont
       if (binary.reach == Reach::loaded) binaries.push_back(&binary);
     }
     const auto isa = newest_ptx_isa(binaries);
-    return driver_update(component.component.name + "'s PTX is ISA " +
-                             (isa ? isa->to_string() : "?") + ", which driver " +
-                             context.report.driver.version + " cannot compile",
-                         isa ? context.kb.min_driver_for_ptx_isa(*isa) : std::nullopt);
+    return driver_update(
+        component.component.name + "'s PTX is ISA " + (isa ? isa->to_string() : "?") +
+            ", which driver " + context.report.driver.version + " cannot compile",
+        isa ? context.kb.min_driver_for_ptx_isa(*isa, context.report.driver.family) : std::nullopt,
+        context.report.driver.family);
   }
   if (component.verdict != compat::Verdict::no_image) return {};
   return no_image_fix(component, *device, context);

@@ -135,6 +135,7 @@ InstalledTorchStack installed_torch_stack(const CheckReport& report,
                                           const std::vector<env::SitePackages>& sites) {
   InstalledTorchStack installed;
   if (report.torch) installed.torch = *report.torch;
+  installed.driver_family = report.driver.family;
   installed.windows = std::any_of(report.wheels.begin(), report.wheels.end(),
                                   [](const env::Wheel& wheel) { return wheel.targets_windows(); });
   for (const auto& site : sites) {
@@ -304,6 +305,8 @@ void CheckRun::scan() {
 void CheckRun::probe() {
   sites_ = sites_read_.get();
   kb_ = &knowledge_base_of(resources_);
+  // Known before the driver: a Windows environment's driver is a Windows one.
+  report.command_target = command_target(report, request_.site_packages);
   choose_devices(request_, resources_, kb(), report);
   choose_driver(request_, kb(), report);
 }
@@ -410,7 +413,7 @@ void CheckRun::judge_stacks() {
     }
   }
   // What no image list shows: a torch built without CUDA.
-  judge_framework_builds(sites_, report.wheels, report);
+  judge_framework_builds(sites_, report.wheels, kb(), report);
 }
 
 void CheckRun::confirm() {
@@ -437,7 +440,6 @@ void CheckRun::advise() {
   for (auto& component : report.components)
     component.fix = advise_component(component, context, report.stacks);
   // Last: every command in the environment's own interpreter and shell.
-  report.command_target = command_target(report, request_.site_packages);
   speak_in_environment(report, report.command_target);
 }
 

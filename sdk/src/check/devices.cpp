@@ -49,6 +49,8 @@ void choose_devices(const CheckRequest& request, const CheckResources& resources
   const env::DriverProbe probe = env::probe_driver(probe_options);
   report.driver.version = probe.release;
   report.driver.cuda_version = probe.cuda_version_string();
+  if (probe.library && sys::running_under_wsl())
+    report.driver.family = kb::DriverFamily::windows_driver;
   if (!request.gpus.empty()) return;
   for (const auto& gpu : probe.devices) {
     DeviceInfo device;
@@ -63,15 +65,25 @@ void choose_devices(const CheckRequest& request, const CheckResources& resources
 }
 
 void choose_driver(const CheckRequest& request, const kb::KnowledgeBase& kb, CheckReport& report) {
+  // A Windows environment runs on a Windows driver, whatever reads it.
+  if (report.command_target.windows) report.driver.family = kb::DriverFamily::windows_driver;
+  const auto family = report.driver.family;
   if (request.driver) {
     report.driver.version = *request.driver;
     report.driver.cuda_version.clear();
     report.driver.simulated = true;
+  } else if (report.driver.version.empty() && !report.driver.cuda_version.empty()) {
+    // WSL2 has no /proc/driver/nvidia/version; the CUDA release the driver
+    // reports bounds its number from below, which is all a check compares.
+    if (const auto bound = kb.driver_reporting_cuda(report.driver.cuda_version, family)) {
+      report.driver.version = bound->to_string();
+      report.driver.at_least = true;
+    }
   }
-  for (auto& device : report.devices) device.first_driver = kb.first_driver_for(device.cc);
+  for (auto& device : report.devices) device.first_driver = kb.first_driver_for(device.cc, family);
   if (report.driver.version.empty()) return;
   try {
-    report.driver.max_ptx_isa = kb.max_ptx_isa_for_driver(report.driver.version);
+    report.driver.max_ptx_isa = kb.max_ptx_isa_for_driver(report.driver.version, family);
   } catch (const kb::KbError& error) {
     throw CheckError(std::string("--driver: ") + error.what());
   }

@@ -17,6 +17,7 @@
 #include "env/attribution.hpp"
 #include "env/cuda_libraries.hpp"
 #include "env/wheel.hpp"
+#include "kb/types.hpp"
 #include "probes.hpp"
 
 namespace archfit::check {
@@ -58,6 +59,13 @@ struct DriverInfo {
   std::string cuda_version;  // "12.8" (from the driver) ; empty when simulated or absent
   std::optional<binary::Version> max_ptx_isa;
   bool simulated = false;
+  // Whose numbers `version` and every driver a fix asks for are: Windows for
+  // a Windows environment and under WSL2, whose driver is the Windows one.
+  kb::DriverFamily family = kb::DriverFamily::linux_driver;
+  // The driver's own number could not be read (WSL2 has no
+  // /proc/driver/nvidia/version): `version` is the oldest driver that
+  // reports `cuda_version`, which this one is at least.
+  bool at_least = false;
 };
 
 struct Fix {

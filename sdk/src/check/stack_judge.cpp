@@ -338,7 +338,9 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
     const bool has_device_code = !judged.empty();
     if (!has_device_code && stack.notes.empty()) continue;
     stack.cuda = cuda_runtime_of(plan, reached[u], inputs);
-    if (stack.cuda) stack.cuda->min_driver = inputs.kb.cuda_floor_for_major(stack.cuda->major);
+    if (stack.cuda)
+      stack.cuda->min_driver =
+          inputs.kb.cuda_floor_for_major(stack.cuda->major, report.driver.family);
     std::vector<std::string> driver_reasons(report.devices.size());
     if (has_device_code) apply_driver_rules(stack, report, driver, driver_reasons);
     name_the_worst(judged, driver_reasons, has_device_code, report, stack);

@@ -184,10 +184,11 @@ Fix fix_for(const Candidate& candidate, const std::string& why,
     if (why.find("driver to " + fix.driver) != std::string::npos) {
       // The reason already names the driver update.
     } else if (driver && *driver < *candidate.needed_driver) {
-      fix.summary += ". It needs NVIDIA driver " + fix.driver + " or newer; update driver " +
-                     driver->to_string() + " first";
+      fix.summary += ". It needs " + nvidia_driver_words(installed.driver_family) + " " +
+                     fix.driver + " or newer; update driver " + driver->to_string() + " first";
     } else {
-      fix.summary += ". It needs NVIDIA driver " + fix.driver + " or newer";
+      fix.summary += ". It needs " + nvidia_driver_words(installed.driver_family) + " " +
+                     fix.driver + " or newer";
     }
   }
   if (!candidate.native_everywhere)
@@ -208,7 +209,8 @@ std::optional<Fix> same_version_within_driver(const std::vector<DeviceInfo>& dev
                                               const kb::KnowledgeBase& kb) {
   if (installed.torch.empty() || devices.empty()) return std::nullopt;
   std::vector<std::vector<kb::TorchImage>> per_device;
-  for (const auto& device : devices) per_device.push_back(kb.torch_images_for(device.cc));
+  for (const auto& device : devices)
+    per_device.push_back(kb.torch_images_for(device.cc, installed.platform()));
   const auto candidates = candidates_for(devices, per_device);
   std::vector<const Candidate*> same;
   for (const auto& candidate : candidates) {
@@ -355,6 +357,10 @@ const Candidate* build_keeping_xformers(const std::vector<const Candidate*>& poo
 
 }  // namespace
 
+std::string nvidia_driver_words(kb::DriverFamily family) {
+  return family == kb::DriverFamily::windows_driver ? "NVIDIA Windows driver" : "NVIDIA driver";
+}
+
 Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
                     const std::optional<compat::DriverVersion>& driver,
                     const InstalledTorchStack& installed, const kb::KnowledgeBase& kb) {
@@ -362,7 +368,8 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
   if (auto fix = platform_without_listed_builds(devices, kb)) return *fix;
 
   std::vector<std::vector<kb::TorchImage>> per_device;
-  for (const auto& device : devices) per_device.push_back(kb.torch_images_for(device.cc));
+  for (const auto& device : devices)
+    per_device.push_back(kb.torch_images_for(device.cc, installed.platform()));
   const auto candidates = candidates_for(devices, per_device);
   std::vector<const Candidate*> all;
   std::vector<const Candidate*> within_driver;
@@ -414,7 +421,8 @@ Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,
     if (newest && newest->image->version != primary->image->version && newest->needed_driver) {
       fix.alternatives.push_back(fix_for(*newest,
                                          "the newest build for " + sm_list +
-                                             ", after updating the NVIDIA driver to " +
+                                             ", after updating the " +
+                                             nvidia_driver_words(installed.driver_family) + " to " +
                                              newest->needed_driver->to_string() + " or newer",
                                          devices, std::nullopt, installed, kb));
     }

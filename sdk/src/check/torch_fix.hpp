@@ -28,11 +28,20 @@ struct InstalledTorchStack {
   // A Windows environment or wheel: PyPI's torch for Windows is CPU-only,
   // so every build comes from PyTorch's index, whatever its number.
   bool windows = false;
+  // Whose numbers the driver has (report.hpp's DriverInfo::family): the
+  // drivers a fix asks for are that OS's.
+  kb::DriverFamily driver_family = kb::DriverFamily::linux_driver;
+
+  kb::TorchPlatform platform() const { return {windows, driver_family}; }
   // The installed torch is built without CUDA (a +cpu build): it likely came
   // from an index pip is set to use, where `torch==X` also matches X+cpu, so
   // the fix names PyTorch's CUDA index and the +cuXYZ label.
   bool without_cuda = false;
 };
+
+// "NVIDIA driver", or "NVIDIA Windows driver" where the numbers are Windows'
+// (under WSL2 too: the driver to update is the Windows one).
+std::string nvidia_driver_words(kb::DriverFamily family);
 
 // Never empty: with no build for every GPU it says so and what each needs.
 Fix torch_stack_fix(const std::vector<DeviceInfo>& devices,

@@ -1,6 +1,7 @@
 #include "python_env.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <regex>
 #include <sstream>
 #include <system_error>
@@ -96,6 +97,31 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
 }
 
 }  // namespace
+
+std::optional<RecordRow> recorded_size(const Distribution& dist,
+                                       const std::function<bool(std::string_view)>& matches) {
+  std::vector<EnvProblem> ignored;  // an unreadable RECORD answers "unknown"
+  const auto record = read_small_file(dist.dist_info / "RECORD", ignored);
+  if (!record) return std::nullopt;
+  std::string_view rest = *record;
+  while (!rest.empty()) {
+    const size_t end = std::min(rest.find('\n'), rest.size());
+    std::string line(rest.substr(0, end));
+    rest.remove_prefix(std::min(end + 1, rest.size()));
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const auto fields = parse_csv_line(line);  // path, hash, size
+    if (fields.empty() || !matches(fields.front())) continue;
+    if (fields.size() < 3) return std::nullopt;
+    const auto& size = fields[2];
+    std::uintmax_t value = 0;
+    const auto [at, error] = std::from_chars(size.data(), size.data() + size.size(), value);
+    if (error != std::errc() || at != size.data() + size.size() || size.empty())
+      return std::nullopt;
+    return RecordRow{fields.front(), value};
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> metadata_fields(const std::string& metadata, std::string_view field) {
   std::vector<std::string> values;

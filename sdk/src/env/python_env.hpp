@@ -3,7 +3,9 @@
 // the installed distributions (*.dist-info: METADATA for name and version,
 // RECORD for the files each one installed) and torch's version and CUDA tag
 // from torch/version.py, which is read, never imported.
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -67,6 +69,18 @@ SitePackages read_site_packages(const std::filesystem::path& root);
 // folder's name says ("xformers-0.0.28.post1.dist-info"), names compared as
 // PEP 503 names; "" when none is there. Lists the folder; reads no METADATA.
 std::string installed_version(const std::filesystem::path& site, std::string_view distribution);
+
+// The size a distribution's RECORD gives the first file whose path (as
+// RECORD writes it, relative to site-packages) `matches`; nullopt when no row
+// matches, the row has no size, or RECORD cannot be read. Which of two
+// distributions that write one file was installed last is the one whose
+// RECORD size the file on disk has.
+struct RecordRow {
+  std::string path;  // relative to site-packages, as RECORD writes it
+  std::uintmax_t size = 0;
+};
+std::optional<RecordRow> recorded_size(const Distribution& dist,
+                                       const std::function<bool(std::string_view)>& matches);
 
 // torch/version.py's __version__, cuda and hip assignments; nullopt when
 // the text has no __version__.

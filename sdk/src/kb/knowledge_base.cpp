@@ -82,38 +82,74 @@ std::vector<std::string> KnowledgeBase::closest_gpu_names(std::string_view query
   return names;
 }
 
-std::optional<DriverVersion> KnowledgeBase::min_driver_for_ptx_isa(PtxIsa isa) const {
+std::optional<DriverVersion> KnowledgeBase::min_driver_for_ptx_isa(PtxIsa isa,
+                                                                   DriverFamily family) const {
   const auto listed = std::find_if(ptx_isa_.begin(), ptx_isa_.end(),
                                    [&](const auto& entry) { return entry.isa == isa; });
   if (listed == ptx_isa_.end()) return std::nullopt;
   // An ISA whose CUDA release shipped no driver is first known by the next one that did.
   for (auto it = listed; it != ptx_isa_.end(); ++it) {
-    if (it->min_driver) return it->min_driver;
+    if (!it->min_driver) continue;
+    if (family == DriverFamily::linux_driver) return it->min_driver;
+    if (auto windows = toolkit_driver(it->cuda, family)) return windows;
   }
   return std::nullopt;
 }
 
-std::optional<PtxIsa> KnowledgeBase::max_ptx_isa_for_driver(const DriverVersion& driver) const {
+std::optional<PtxIsa> KnowledgeBase::max_ptx_isa_for_driver(const DriverVersion& driver,
+                                                            DriverFamily family) const {
   std::optional<PtxIsa> best;
   for (const auto& entry : ptx_isa_) {
-    if (entry.min_driver && *entry.min_driver <= driver) best = entry.isa;
+    if (!entry.min_driver) continue;
+    const auto needed = family == DriverFamily::linux_driver ? entry.min_driver
+                                                             : toolkit_driver(entry.cuda, family);
+    if (needed && *needed <= driver) best = entry.isa;
   }
   return best;
 }
 
-std::optional<PtxIsa> KnowledgeBase::max_ptx_isa_for_driver(std::string_view driver) const {
+std::optional<PtxIsa> KnowledgeBase::max_ptx_isa_for_driver(std::string_view driver,
+                                                            DriverFamily family) const {
   const auto version = parse_driver_version(driver);
   if (!version) {
     throw KbError("\"" + std::string(driver) + "\" is not a driver version like 570.86.16");
   }
-  return max_ptx_isa_for_driver(*version);
+  return max_ptx_isa_for_driver(*version, family);
 }
 
-std::optional<DriverVersion> KnowledgeBase::cuda_floor_for_major(uint32_t cuda_major) const {
+std::optional<DriverVersion> KnowledgeBase::cuda_floor_for_major(uint32_t cuda_major,
+                                                                 DriverFamily family) const {
+  if (family == DriverFamily::windows_driver) {
+    const auto major = std::to_string(cuda_major);
+    for (const auto& floor : driver_floors_) {
+      if (floor.cuda == major) return floor.windows_driver;
+    }
+    return std::nullopt;
+  }
   for (const auto& floor : cuda_floors_) {
     if (floor.cuda_major == cuda_major) return floor.min_driver;
   }
   return std::nullopt;
+}
+
+std::optional<DriverVersion> KnowledgeBase::toolkit_driver(std::string_view cuda,
+                                                           DriverFamily family) const {
+  for (const auto& release : toolkit_drivers_) {
+    if (release.cuda == cuda) return release.of(family);
+  }
+  return std::nullopt;
+}
+
+std::optional<DriverVersion> KnowledgeBase::driver_reporting_cuda(std::string_view cuda,
+                                                                  DriverFamily family) const {
+  const auto reported = two_part_version(cuda);
+  if (!reported) return std::nullopt;
+  const ReleaseDrivers* newest = nullptr;
+  for (const auto& release : toolkit_drivers_) {  // by CUDA release
+    if (two_part_version(release.cuda) <= reported) newest = &release;
+  }
+  if (!newest) return std::nullopt;
+  return newest->of(family);
 }
 
 const CudaTag* KnowledgeBase::cuda_tag(std::string_view tag) const {
@@ -147,12 +183,16 @@ const ArchitectureEntry* KnowledgeBase::architecture(ComputeCapability cc) const
   return it == architectures_.end() ? nullptr : &*it;
 }
 
-std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability cc) const {
+std::optional<DriverVersion> KnowledgeBase::first_driver_for(ComputeCapability cc,
+                                                             DriverFamily family) const {
   const auto* entry = architecture(cc);
-  return entry ? entry->min_driver : std::nullopt;
+  if (!entry || !entry->min_driver) return std::nullopt;
+  if (family == DriverFamily::linux_driver) return entry->min_driver;
+  return toolkit_driver(entry->first_cuda, family);
 }
 
-std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc) const {
+std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc,
+                                                        TorchPlatform platform) const {
   // The rule table judges (docs/design.md, decision 3); torch's lists hold plain archs.
   auto plain = [](uint32_t sm) {
     return compat::Arch{ComputeCapability::from_sm(sm), binary::Variant::plain};
@@ -165,8 +205,10 @@ std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc) co
         for (auto sm : build.sass) {
           if (compat::sass_runs_on(plain(sm), cc)) sass = std::max(sass, sm);
         }
+        const CudaTag* tag = cuda_tag(build.tag);
         uint32_t ptx = 0;
         for (auto sm : build.ptx) {
+          if (platform.windows_wheels && !tag->windows_ptx) break;
           if (compat::ptx_jits_for(plain(sm), cc)) ptx = std::max(ptx, sm);
         }
         if (!sass && !ptx) continue;
@@ -174,16 +216,23 @@ std::vector<TorchImage> KnowledgeBase::torch_images_for(ComputeCapability cc) co
         image.version = &version;
         image.release = &release;
         image.build = &build;
-        image.tag = cuda_tag(build.tag);
+        image.tag = tag;
         image.via_ptx = sass == 0;
         image.arch = sass ? sass : ptx;
         const auto major = static_cast<uint32_t>(std::stoul(image.tag->cuda));
         image.min_driver = *cuda_floor_for_major(major);  // the loader checked it exists
         image.needed_driver = image.via_ptx ? image.tag->toolkit_driver : image.min_driver;
+        if (platform.driver == DriverFamily::windows_driver) {
+          // Every number the Windows column has; none where drivers.yaml lacks it.
+          const auto floor = cuda_floor_for_major(major, platform.driver);
+          if (floor) image.min_driver = *floor;
+          image.needed_driver =
+              image.via_ptx ? toolkit_driver(image.tag->cuda, platform.driver) : floor;
+        }
         // A driver older than the first CUDA release that targets this device
         // does not know the device at all, whatever the tag's floor says: an
         // RTX 50 (sm_120, first in CUDA 12.8) needs 570, not cu128's floor 525.
-        if (const auto first = first_driver_for(cc);
+        if (const auto first = first_driver_for(cc, platform.driver);
             first && image.needed_driver && *image.needed_driver < *first) {
           image.needed_driver = first;
         }

@@ -65,8 +65,31 @@ struct CudaTag {
   std::string tag;   // "cu128"
   std::string cuda;  // "12.8"
   std::string index_url;
-  std::optional<DriverVersion> toolkit_driver;  // the driver of that CUDA release
+  std::optional<DriverVersion> toolkit_driver;  // the Linux driver of that CUDA release
+  bool windows_ptx = true;  // false: the tag's Windows wheels carry SASS only (cu13x)
   Provenance provenance;
+};
+
+// drivers.yaml: the minimum driver of a CUDA release's GA toolkit on each OS
+// (NVIDIA's toolkit/driver table), and of a CUDA major's minor-version
+// compatibility. `windows` is a branch ("580") where NVIDIA publishes no
+// Windows number; the provenance then says so.
+struct ReleaseDrivers {
+  std::string cuda;  // "12.8"; for a floor, the major alone: "12"
+  DriverVersion linux_driver;
+  DriverVersion windows_driver;
+  Provenance provenance;
+
+  const DriverVersion& of(DriverFamily family) const {
+    return family == DriverFamily::windows_driver ? windows_driver : linux_driver;
+  }
+};
+
+// The platform a PyTorch wheel is for and whose driver runs it: Windows
+// wheels differ (cu13x carry no PTX), and a driver's numbers are its OS's.
+struct TorchPlatform {
+  bool windows_wheels = false;
+  DriverFamily driver = DriverFamily::linux_driver;
 };
 
 struct TorchBuild {
@@ -251,14 +274,30 @@ class KnowledgeBase {
 
   // The oldest driver that JIT-compiles PTX of this ISA; nullopt for an ISA
   // the knowledge base does not list.
-  std::optional<DriverVersion> min_driver_for_ptx_isa(PtxIsa isa) const;
+  std::optional<DriverVersion> min_driver_for_ptx_isa(
+      PtxIsa isa, DriverFamily family = DriverFamily::linux_driver) const;
   // The newest PTX ISA this driver is known to accept; nullopt if it is older
   // than every listed ISA's driver. A driver newer than the table may know
   // more: the answer is then a lower bound.
-  std::optional<PtxIsa> max_ptx_isa_for_driver(const DriverVersion& driver) const;
-  std::optional<PtxIsa> max_ptx_isa_for_driver(std::string_view driver) const;  // throws KbError
-  // The minor-version-compatibility floor of a CUDA major (12 -> 525).
-  std::optional<DriverVersion> cuda_floor_for_major(uint32_t cuda_major) const;
+  std::optional<PtxIsa> max_ptx_isa_for_driver(
+      const DriverVersion& driver, DriverFamily family = DriverFamily::linux_driver) const;
+  std::optional<PtxIsa> max_ptx_isa_for_driver(  // throws KbError
+      std::string_view driver, DriverFamily family = DriverFamily::linux_driver) const;
+  // The minor-version-compatibility floor of a CUDA major (12 -> 525.60.13;
+  // on Windows 528.33).
+  std::optional<DriverVersion> cuda_floor_for_major(
+      uint32_t cuda_major, DriverFamily family = DriverFamily::linux_driver) const;
+  // The driver of a CUDA release's GA toolkit ("12.8": 570.26 on Linux,
+  // 570.65 on Windows): drivers.yaml; nullopt for a release it does not list.
+  std::optional<DriverVersion> toolkit_driver(std::string_view cuda, DriverFamily family) const;
+  // The oldest driver known to report `cuda` ("12.8") to cuDriverGetVersion:
+  // the GA driver of the newest listed release not above it. What a driver
+  // whose number cannot be read (WSL2 has no /proc/driver/nvidia/version) is
+  // at least; every decision that compares it with a GA driver or a floor
+  // comes out as it would with the real number, or more careful.
+  std::optional<DriverVersion> driver_reporting_cuda(std::string_view cuda,
+                                                     DriverFamily family) const;
+  const std::vector<ReleaseDrivers>& toolkit_drivers() const { return toolkit_drivers_; }
 
   const CudaTag* cuda_tag(std::string_view tag) const;
   // `version` is "2.7.0", "2.7.0+cu128" (then `tag` may be empty) or a
@@ -267,7 +306,7 @@ class KnowledgeBase {
   // Every torch version and CUDA tag with a cubin for `cc` (same major,
   // minor not above) or PTX at or below it: oldest version first, and within
   // a version by CUDA tag.
-  std::vector<TorchImage> torch_images_for(ComputeCapability cc) const;
+  std::vector<TorchImage> torch_images_for(ComputeCapability cc, TorchPlatform platform = {}) const;
   // gpus.yaml's `architectures` entry for exactly this capability; nullptr
   // when the knowledge base does not list it.
   const ArchitectureEntry* architecture(ComputeCapability cc) const;
@@ -275,7 +314,8 @@ class KnowledgeBase {
   // 570.26; 8.9: CUDA 11.8, 520.61.05): no older driver knows the device.
   // nullopt when the capability is not listed (newer or older than the
   // table) or its entry names no driver (Jetson Orin: JetPack brings it).
-  std::optional<DriverVersion> first_driver_for(ComputeCapability cc) const;
+  std::optional<DriverVersion> first_driver_for(
+      ComputeCapability cc, DriverFamily family = DriverFamily::linux_driver) const;
 
   // The recipes for a distribution ("xformers") on a device; nullopt when
   // there are none.
@@ -293,7 +333,9 @@ class KnowledgeBase {
   std::vector<ArchitectureEntry> architectures_;      // by compute capability
   std::vector<PtxIsaEntry> ptx_isa_;                  // by ISA
   std::vector<CudaFloor> cuda_floors_;
-  std::vector<CudaTag> cuda_tags_;  // by CUDA version
+  std::vector<ReleaseDrivers> toolkit_drivers_;  // by CUDA release
+  std::vector<ReleaseDrivers> driver_floors_;    // drivers.yaml's cuda_major_floors, per OS
+  std::vector<CudaTag> cuda_tags_;               // by CUDA version
   std::vector<TorchRelease> torch_releases_;
   std::vector<Component> components_;
   std::vector<ErrorSignature> error_signatures_;

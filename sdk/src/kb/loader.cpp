@@ -18,6 +18,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A distribution name as pip compares names: lower case, digits and '-'.
+bool written_as_pip_compares(std::string_view name) {
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::islower(static_cast<unsigned char>(c)) ||
+           std::isdigit(static_cast<unsigned char>(c)) || c == '-';
+  });
+}
+
 }  // namespace
 
 // Fills a KnowledgeBase; a friend of it.
@@ -31,6 +39,7 @@ class Loader {
     load_ptx_isa();
     load_torch();
     load_gpus();
+    if (fs::exists(kb_.dir_ / "drivers.yaml")) load_drivers();
     if (fs::exists(kb_.dir_ / "components.yaml")) load_components();
     if (parts_ == KbParts::everything && fs::exists(kb_.dir_ / "errors.yaml")) load_errors();
     if (fs::exists(kb_.dir_ / "packages.yaml")) load_packages();
@@ -154,6 +163,84 @@ class Loader {
     }
   }
 
+  // drivers.yaml: both OSes' driver per CUDA release and per major's floor.
+  // Its Linux column must be the number the other files give that release.
+  void load_drivers() {
+    YamlFile file(kb_.dir_ / "drivers.yaml", "drivers");
+    read_release_drivers(file, "toolkit_drivers", kb_.toolkit_drivers_, false);
+    read_release_drivers(file, "cuda_major_floors", kb_.driver_floors_, true);
+  }
+
+  void read_release_drivers(const YamlFile& file, const char* key, std::vector<ReleaseDrivers>& out,
+                            bool floors) const {
+    const auto items = file.list(file.root(), key, "", true);
+    for (size_t i = 0; i < items.size(); ++i) {
+      const YAML::Node entry = items[i];
+      const auto path = indexed(key, i);
+      file.expect_map(entry, path);
+      ReleaseDrivers release;
+      YAML::Node release_node;
+      if (floors) {
+        release_node = file.required(entry, "cuda_major", path);
+        release.cuda = std::to_string(file.number(release_node, path + ".cuda_major", 3));
+      } else {
+        release.cuda = file.cuda_release(entry, "cuda", path);
+        release_node = entry["cuda"];
+      }
+      release.linux_driver = file.driver(file.required(entry, "linux", path), path + ".linux");
+      release.windows_driver =
+          file.driver(file.required(entry, "windows", path), path + ".windows");
+      release.provenance = file.provenance(entry, path);
+      const auto same = [&](const ReleaseDrivers& other) { return other.cuda == release.cuda; };
+      if (std::any_of(out.begin(), out.end(), same))
+        file.fail(release_node, path, "duplicate: CUDA " + release.cuda + " is listed twice");
+      if (!out.empty()) {
+        const auto& previous = out.back();
+        const auto release_order = [&](const std::string& cuda) {
+          return floors ? std::pair<uint32_t, uint32_t>(std::stoul(cuda), 0)
+                        : *two_part_version(cuda);
+        };
+        if (!(release_order(previous.cuda) < release_order(release.cuda)))
+          file.fail(release_node, path,
+                    "out of order: CUDA " + release.cuda + " after " + previous.cuda);
+        for (const auto family : {DriverFamily::linux_driver, DriverFamily::windows_driver}) {
+          if (release.of(family) < previous.of(family)) {
+            file.fail(entry, path + (family == DriverFamily::linux_driver ? ".linux" : ".windows"),
+                      "driver " + release.of(family).to_string() + " of CUDA " + release.cuda +
+                          " is older than the " + previous.of(family).to_string() + " of CUDA " +
+                          previous.cuda);
+          }
+        }
+      }
+      const auto check_linux = [&](const std::optional<DriverVersion>& other,
+                                   const Provenance& where) {
+        if (!other || *other == release.linux_driver) return;
+        file.fail(entry["linux"], path + ".linux",
+                  "driver " + release.linux_driver.to_string() + " differs from the " +
+                      other->to_string() + " that " + where.file + " (line " +
+                      std::to_string(where.line) + ") gives CUDA " + release.cuda);
+      };
+      if (floors) {
+        for (const auto& floor : kb_.cuda_floors_) {
+          if (std::to_string(floor.cuda_major) == release.cuda)
+            check_linux(floor.min_driver, floor.provenance);
+        }
+      } else {
+        for (const auto& isa : kb_.ptx_isa_) {
+          if (isa.cuda == release.cuda) check_linux(isa.min_driver, isa.provenance);
+        }
+        for (const auto& tag : kb_.cuda_tags_) {
+          if (tag.cuda == release.cuda) check_linux(tag.toolkit_driver, tag.provenance);
+        }
+        for (const auto& arch : kb_.architectures_) {
+          if (arch.first_cuda == release.cuda && arch.platform == DriverPlatform::standard)
+            check_linux(arch.min_driver, arch.provenance);
+        }
+      }
+      out.push_back(std::move(release));
+    }
+  }
+
   void add_gpu_key(const YamlFile& file, const YAML::Node& node, const std::string& field,
                    size_t index) {
     const auto text = node.Scalar();
@@ -263,6 +350,7 @@ class Loader {
                   "expected an https:// URL, got \"" + tag.index_url + "\"");
       }
       tag.toolkit_driver = file.optional_driver(entry, "toolkit_driver", path);
+      tag.windows_ptx = file.flag(entry, "windows_ptx", path, true);
       tag.provenance = file.provenance(entry, path);
       if (kb_.cuda_tag(tag.tag))
         file.fail(tag_node, path + ".tag", "duplicate: tag " + tag.tag + " is listed twice");
@@ -345,10 +433,7 @@ class Loader {
           c.name = companion;
           if (pin.IsMap()) {
             c.version = file.string(pin, "version", pin_path);
-            const auto per_cuda = file.optional_string(pin, "per_cuda", pin_path);
-            if (!per_cuda.empty() && per_cuda != "true" && per_cuda != "false")
-              file.fail(pin["per_cuda"], pin_path + ".per_cuda", "expected true or false");
-            c.per_cuda = per_cuda != "false";
+            c.per_cuda = file.flag(pin, "per_cuda", pin_path, true);
           } else {
             c.version = file.scalar(pin, pin_path);
           }
@@ -621,10 +706,7 @@ class Loader {
       file.expect_map(suppliers[i], path);
       SupplierRule rule;
       rule.distributions = file.string_list(suppliers[i], "distributions", path, true);
-      const auto binary_only = file.optional_string(suppliers[i], "binary_only", path);
-      if (!binary_only.empty() && binary_only != "true" && binary_only != "false")
-        file.fail(suppliers[i]["binary_only"], path + ".binary_only", "expected true or false");
-      rule.binary_only = binary_only == "true";
+      rule.binary_only = file.flag(suppliers[i], "binary_only", path, false);
       rule.provenance = file.provenance(suppliers[i], path);
       packages.suppliers.push_back(std::move(rule));
     }
@@ -640,11 +722,7 @@ class Loader {
       std::vector<std::string> names = stack.members;
       names.push_back(stack.anchor);
       for (const auto& name : names) {
-        const bool normalized = std::all_of(name.begin(), name.end(), [](char c) {
-          return std::islower(static_cast<unsigned char>(c)) ||
-                 std::isdigit(static_cast<unsigned char>(c)) || c == '-';
-        });
-        if (!normalized) {
+        if (!written_as_pip_compares(name)) {
           file.fail(stacks[i], path,
                     "\"" + name + "\" is not written as pip compares names (lower case, '-')");
         }
@@ -653,6 +731,26 @@ class Loader {
       }
       stack.provenance = file.provenance(stacks[i], path);
       packages.stacks.push_back(std::move(stack));
+    }
+    const auto twins = file.list(root, "cpu_twins", "", false);
+    for (size_t i = 0; twins.IsDefined() && i < twins.size(); ++i) {
+      const auto path = indexed("cpu_twins", i);
+      file.expect_map(twins[i], path);
+      CpuTwin twin;
+      twin.name = file.string(twins[i], "name", path);
+      twin.cuda = file.string(twins[i], "cuda", path);
+      twin.cpu = file.string(twins[i], "cpu", path);
+      twin.core = file.string(twins[i], "core", path);
+      for (const auto* key : {"cuda", "cpu"}) {
+        const auto& name = std::string_view(key) == "cuda" ? twin.cuda : twin.cpu;
+        if (!written_as_pip_compares(name))
+          file.fail(twins[i][key], path + "." + key,
+                    "\"" + name + "\" is not written as pip compares names (lower case, '-')");
+      }
+      if (twin.cuda == twin.cpu)
+        file.fail(twins[i]["cpu"], path + ".cpu", "names the CUDA distribution again");
+      twin.provenance = file.provenance(twins[i], path);
+      packages.cpu_twins.push_back(std::move(twin));
     }
     const auto features = file.list(root, "features", "", false);
     for (size_t i = 0; features.IsDefined() && i < features.size(); ++i) {

@@ -75,4 +75,11 @@ std::vector<std::string> Packages::opened_by(std::string_view file_name) const {
   return patterns;
 }
 
+const CpuTwin* Packages::cpu_twin_of(std::string_view key) const {
+  for (const auto& twin : cpu_twins) {
+    if (twin.cuda == key) return &twin;
+  }
+  return nullptr;
+}
+
 }  // namespace archfit::kb

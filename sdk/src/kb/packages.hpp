@@ -60,6 +60,22 @@ struct DistributionList {
 };
 using BinaryOnlyRule = DistributionList;
 
+// A framework published as a CUDA distribution and a CPU-only one that
+// install the same import package (onnxruntime-gpu and onnxruntime): the CPU
+// one installed after the CUDA one overwrites `core` and CUDA is gone;
+// installed alone where a package requires the CUDA one, it is not the build
+// that package needs.
+struct CpuTwin {
+  std::string name;  // "ONNX Runtime"
+  std::string cuda;  // "onnxruntime-gpu", as pip compares names
+  std::string cpu;   // "onnxruntime"
+  // The module both write, relative to site-packages (a glob):
+  // "onnxruntime/capi/onnxruntime_pybind11_state*". Whose it is on disk
+  // tells which of the two was installed last.
+  std::string core;
+  Provenance provenance;
+};
+
 class Packages {
  public:
   std::vector<SupplierRule> suppliers;
@@ -72,6 +88,7 @@ class Packages {
   std::vector<DistributionList> pass_through;
   // Hosts that call every component: a frame in them names no culprit.
   std::vector<DistributionList> hosts;
+  std::vector<CpuTwin> cpu_twins;
 
   // `key` is a normalized distribution name. nullptr when none matches.
   const SupplierRule* supplier(std::string_view key) const;
@@ -86,6 +103,8 @@ class Packages {
   // normal path. `relative` is its path relative to site-packages (or just
   // its name when it is not in one).
   const FeatureLibrary* feature_of(const std::filesystem::path& relative) const;
+  // The twin whose CUDA distribution is `key`; nullptr when none.
+  const CpuTwin* cpu_twin_of(std::string_view key) const;
   // The name patterns a library of this file name opens in its own folder.
   std::vector<std::string> opened_by(std::string_view file_name) const;
 };

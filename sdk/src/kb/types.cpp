@@ -75,4 +75,8 @@ std::optional<DriverVersion> parse_driver_version(std::string_view text) {
   }
 }
 
+const char* driver_family_name(DriverFamily family) {
+  return family == DriverFamily::windows_driver ? "Windows" : "Linux";
+}
+
 }  // namespace archfit::kb

@@ -20,6 +20,13 @@ using ComputeCapability = compat::ComputeCapability;
 using DriverVersion = compat::DriverVersion;
 using PtxIsa = binary::Version;  // `.version 8.7`
 
+// Whose numbering a driver release follows. Linux and Windows drivers of one
+// branch carry different numbers (CUDA 12.8 GA: 570.26 and 570.65), and under
+// WSL2 the driver is the Windows one (drivers.yaml).
+enum class DriverFamily { linux_driver, windows_driver };
+// "Linux" or "Windows", for sentences.
+const char* driver_family_name(DriverFamily family);
+
 // Forgiving readers for text from YAML files and users: surrounding space
 // and case are ignored, and "sm120" reads like "sm_120". nullopt for anything
 // the rule table's parsers reject, including `a`/`f` variants (a device has none).

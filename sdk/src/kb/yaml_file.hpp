@@ -146,6 +146,15 @@ class YamlFile {
     return driver(value, join(path, key));
   }
 
+  // true or false under `key`; `absent` when it is not there.
+  bool flag(const YAML::Node& map, const char* key, const std::string& path, bool absent) const {
+    const auto text = optional_string(map, key, path);
+    if (text.empty()) return absent;
+    if (text != "true" && text != "false")
+      fail(map[key], join(path, key), "expected true or false");
+    return text == "true";
+  }
+
   // A CUDA release under `key`: "12.8".
   std::string cuda_release(const YAML::Node& map, const char* key, const std::string& path) const {
     const auto node = required(map, key, path);

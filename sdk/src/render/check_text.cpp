@@ -135,7 +135,12 @@ void print_check_text(std::ostream& out, const check::CheckReport& report, bool 
   if (report.driver.version.empty()) {
     out << "unknown (verdicts on PTX assume a new enough driver)";
   } else {
-    out << report.driver.version << (report.driver.simulated ? " (simulated)" : "");
+    if (report.driver.at_least) out << "at least ";
+    out << report.driver.version;
+    const bool windows = report.driver.family == kb::DriverFamily::windows_driver;
+    if (windows || report.driver.simulated)
+      out << " (" << (windows ? "Windows" : "") << (windows && report.driver.simulated ? ", " : "")
+          << (report.driver.simulated ? "simulated" : "") << ")";
     if (!report.driver.cuda_version.empty()) out << ", CUDA " << report.driver.cuda_version;
     if (report.driver.max_ptx_isa)
       out << ", JIT-compiles PTX up to ISA " << report.driver.max_ptx_isa->to_string();

@@ -8,4 +8,9 @@ namespace archfit::sys {
 // Empty when it cannot be told.
 std::string this_machine();
 
+// Whether this Linux is WSL2's, whose GPU driver is the Windows one: its
+// kernel release says so ("5.15.167.4-microsoft-standard-WSL2"). A test
+// names another file than /proc/sys/kernel/osrelease.
+bool running_under_wsl(const char* kernel_release_file = "/proc/sys/kernel/osrelease");
+
 }  // namespace archfit::sys
