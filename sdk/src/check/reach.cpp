@@ -53,10 +53,28 @@ std::string name_key(const std::string& name, binary::FileFormat format) {
   return key;
 }
 
+// A folder's path relative to the site-packages it is in ("torch/lib"), or
+// to its wheel; nullopt when it is in neither.
+std::optional<std::string> relative_to_site(const std::string& folder) {
+  if (const auto member = folder.find(binary::kMemberSeparator); member != std::string::npos)
+    return folder.substr(member + binary::kMemberSeparator.size());
+  constexpr std::string_view site = "/site-packages";
+  const auto at = folder.rfind(site);
+  if (at == std::string::npos) return std::nullopt;
+  const auto rest = at + site.size();
+  if (rest == folder.size()) return std::string();
+  if (folder[rest] != '/') return std::nullopt;
+  return folder.substr(rest + 1);
+}
+
 }  // namespace
 
 LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages)
-    : files_(files), real_paths_(files.size()), edges_(files.size()), unresolved_(files.size()) {
+    : files_(files),
+      packages_(packages),
+      real_paths_(files.size()),
+      edges_(files.size()),
+      unresolved_(files.size()) {
   for (size_t i = 0; i < files.size(); ++i) {
     const auto& file = files[i];
     if (!file.linkage) continue;
@@ -162,11 +180,24 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
       if (at->second) return at->second;
     }
   }
+  const std::string here = fs::path(file.path).parent_path().string();
+  if (file.format == binary::FileFormat::pe) {
+    // Windows: the module's own folder, then a folder a package added with
+    // os.add_dll_directory (torch's torch\lib, nvidia\*\bin).
+    std::optional<size_t> added;
+    for (const size_t candidate : named->second) {
+      if (candidate == from) continue;
+      const std::string there = fs::path(files_[candidate].path).parent_path().string();
+      if (there == here) return candidate;
+      const auto relative = relative_to_site(there);
+      if (!added && relative && packages_.is_added_dll_directory(*relative)) added = candidate;
+    }
+    if (added) return added;
+  }
   // A library of that name already in the environment: what a process that
   // imported its owner first has loaded (torch preloads its CUDA wheels),
   // and the only way a wheel's members find one another. The one nearest
   // the requester wins: same folder, then the longest shared path.
-  const std::string here = fs::path(file.path).parent_path().string();
   std::optional<size_t> best;
   size_t best_shared = 0;
   for (const size_t candidate : named->second) {

@@ -6,6 +6,10 @@
 // leaves them) — and the libraries those open themselves (packages.yaml
 // `opens`), transitively. A library nothing reaches is never loaded, whatever
 // images it holds: nvidia-cufft's libcufftw.so, which no torch library links.
+// A Windows DLL's imports are found as Windows finds an extension module's:
+// its own folder, then the folders packages add with os.add_dll_directory
+// (packages.yaml `dll_directories`: torch's torch\lib and nvidia\*\bin),
+// then a DLL of that name loaded already; never PATH.
 #include <cstddef>
 #include <filesystem>
 #include <optional>
@@ -54,6 +58,7 @@ class LinkGraph {
   std::filesystem::path real_path_of(const std::string& path) const;
 
   const std::vector<binary::FileScan>& files_;
+  const kb::Packages& packages_;
   std::vector<std::filesystem::path> real_paths_;                 // "" for a wheel member
   std::unordered_map<std::string, size_t> by_real_path_;          // ELF host files only
   std::unordered_map<std::string, std::vector<size_t>> by_name_;  // SONAME and file name

@@ -776,6 +776,16 @@ class Loader {
       rule.provenance = file.provenance(opens[i], path);
       packages.opens.push_back(std::move(rule));
     }
+    const auto directories = file.list(root, "dll_directories", "", false);
+    for (size_t i = 0; directories.IsDefined() && i < directories.size(); ++i) {
+      const auto path = indexed("dll_directories", i);
+      file.expect_map(directories[i], path);
+      DllDirectories rule;
+      rule.package = file.string(directories[i], "package", path);
+      rule.folders = file.string_list(directories[i], "folders", path, true);
+      rule.provenance = file.provenance(directories[i], path);
+      packages.dll_directories.push_back(std::move(rule));
+    }
     // binary_only, pass_through and hosts: lists of distributions, each with its source.
     const auto read_lists = [&](const char* key, std::vector<DistributionList>& into) {
       const auto lists = file.list(root, key, "", false);

@@ -82,4 +82,10 @@ const CpuTwin* Packages::cpu_twin_of(std::string_view key) const {
   return nullptr;
 }
 
+bool Packages::is_added_dll_directory(std::string_view relative_folder) const {
+  return std::any_of(
+      dll_directories.begin(), dll_directories.end(),
+      [&](const DllDirectories& rule) { return any_matches(rule.folders, relative_folder); });
+}
+
 }  // namespace archfit::kb

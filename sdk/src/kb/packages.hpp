@@ -52,6 +52,15 @@ struct OpensRule {
   Provenance provenance;
 };
 
+// Folders a package adds to its process's DLL search on Windows
+// (os.add_dll_directory): globs over a folder's path relative to
+// site-packages ("torch/lib", "nvidia/*/bin").
+struct DllDirectories {
+  std::string package;  // "torch"
+  std::vector<std::string> folders;
+  Provenance provenance;
+};
+
 // Distributions named by fnmatch patterns over normalized names, with the
 // source that says why they belong in the list.
 struct DistributionList {
@@ -89,6 +98,7 @@ class Packages {
   // Hosts that call every component: a frame in them names no culprit.
   std::vector<DistributionList> hosts;
   std::vector<CpuTwin> cpu_twins;
+  std::vector<DllDirectories> dll_directories;
 
   // `key` is a normalized distribution name. nullptr when none matches.
   const SupplierRule* supplier(std::string_view key) const;
@@ -105,6 +115,9 @@ class Packages {
   const FeatureLibrary* feature_of(const std::filesystem::path& relative) const;
   // The twin whose CUDA distribution is `key`; nullptr when none.
   const CpuTwin* cpu_twin_of(std::string_view key) const;
+  // Whether a folder, as a path relative to site-packages, is one a package
+  // adds to the DLL search on Windows.
+  bool is_added_dll_directory(std::string_view relative_folder) const;
   // The name patterns a library of this file name opens in its own folder.
   std::vector<std::string> opened_by(std::string_view file_name) const;
 };
