@@ -107,7 +107,7 @@ def test_the_invocation_is_registered_with_its_output(probe):
     assert probe["unregistered_outputs"] == []  # run_app's start-up warning would be empty
     ui = probe["ui_config"]
     assert (ui["title"], ui["category"], ui["node_pack"], ui["version"]) == \
-        ("archfit Pre-flight", "archfit", "archfit_preflight", "1.0.0")
+        ("archfit Pre-flight", "archfit", "archfit_preflight", "1.1.0")
     assert probe["use_cache_default"] is False
     assert probe["schema"]["node_pack"] == "archfit_preflight"
     assert probe["schema"]["class"] == "invocation"
@@ -122,7 +122,11 @@ def test_the_invocation_runs_and_reports_what_fails_on_an_rtx_5090(probe):
     output = probe["output"]
     assert output["type"] == "archfit_preflight_output"
     assert output["fits"] is False
-    assert "PyTorch 2.5.1+cu124" in output["report"] and "no-image" in output["report"], output["report"]
+    # Fix first: what cannot run, then the command. The demo site-packages has
+    # no interpreter beside it, so the command is pip's own words.
+    report = output["report"]
+    assert "RTX 5090 cannot run PyTorch 2.5.1+cu124" in report, report
+    assert "pip install torch==" in report, report
     assert probe["output_round_trip"]  # InvokeAI's output type adapter reads it back
     assert probe["h100_fits"] is True
 
