@@ -12,7 +12,7 @@ DEMO_DIR ?= $(firstword $(wildcard $(CUDA_HOME)/lib64 $(CUDA_HOME)/lib))
 # Debian 12 packages the build and the tests need.
 APT_PACKAGES := cmake make g++ pkg-config binutils \
   libboost-dev libyaml-cpp-dev nlohmann-json3-dev libcli11-dev \
-  libzstd-dev liblz4-dev libxxhash-dev libzip-dev \
+  libzstd-dev liblz4-dev libxxhash-dev libzip-dev libre2-dev \
   libgtest-dev libgmock-dev libbenchmark-dev \
   chromium nodejs libtorch-dev g++-mingw-w64-x86-64
 # chromium and nodejs: the ComfyUI front-end extension's tests (headless

@@ -154,6 +154,29 @@ def test_diagnose_runs_the_check_it_is_given(demo_site):
     assert refuted.environment == "refutes"
 
 
+def test_diagnose_of_a_megabyte_line_on_a_small_thread_stack_keeps_the_host_alive():
+    """A CUDA error line padded to megabytes, diagnosed on a thread whose
+    stack is 256 KB (Windows threads get 1 MB): std::regex's recursion used
+    to kill the host process here (issue 34); RE2 does not recurse."""
+    import threading
+
+    line = "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+    results = {}
+
+    def work():
+        results["tail"] = archfit.diagnose(line + "x" * (8 << 20)).category
+        results["head"] = archfit.diagnose(" " * (8 << 20) + "\n" + line).category
+
+    previous = threading.stack_size(256 * 1024)
+    try:
+        thread = threading.Thread(target=work)
+        thread.start()
+        thread.join()
+    finally:
+        threading.stack_size(previous)
+    assert results == {"tail": "no-kernel-image", "head": "no-kernel-image"}
+
+
 def test_diagnose_takes_a_saved_report_json(demo_site, archfit_cli):
     saved = subprocess.run([str(archfit_cli), "check", "--json", "--gpu", "RTX 5090",
                             "--site-packages", str(demo_site)], capture_output=True, text=True)

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <regex>
 
 #include "check/environment_commands.hpp"
 #include "check/torch_fix.hpp"
@@ -67,17 +66,17 @@ namespace {
 // CUDA capability sm_120"): errors.yaml's `gpu_name` expressions.
 std::string device_name_in(const kb::KnowledgeBase& kb, const std::string& text) {
   for (const auto& name : kb.gpu_name_patterns()) {
-    std::smatch match;
-    if (std::regex_search(text, match, name)) return std::string(util::trim(match[1].str()));
+    if (const auto match = name.search(text)) return std::string(util::trim((*match)[1]));
   }
   return {};
 }
 
 std::string device_arch_in(const kb::KnowledgeBase& kb, const std::string& text) {
   for (const auto& arch : kb.gpu_arch_patterns()) {
-    std::smatch match;
-    if (!std::regex_search(text, match, arch.regex)) continue;
-    return arch.form == "sm" ? "sm_" + match[1].str() : "sm_" + match[1].str() + match[2].str();
+    const auto match = arch.regex.search(text);
+    if (!match) continue;
+    const auto& groups = *match;
+    return arch.form == "sm" ? "sm_" + groups[1] : "sm_" + groups[1] + groups[2];
   }
   return {};
 }
@@ -90,23 +89,20 @@ std::optional<EnvironmentFinding> built_for_finding(const kb::KnowledgeBase& kb,
                                                     const std::string& sm) {
   if (sm.empty()) return std::nullopt;
   for (const auto& built : kb.built_for_patterns()) {
-    std::smatch match;
-    if (!std::regex_search(text, match, built.regex)) continue;
+    const auto found = built.regex.search(text);
+    if (!found) continue;
+    const auto& match = *found;
     std::vector<std::string> targets;
     std::string said;
     if (built.form == "list") {
-      static const std::regex name(R"((?:sm|compute)_[0-9]+[af]?)");
-      const std::string list = match[1].str();
-      for (auto it = std::sregex_iterator(list.begin(), list.end(), name);
-           it != std::sregex_iterator(); ++it)
-        targets.push_back(it->str());
+      static const util::Pattern name(R"((?:sm|compute)_[0-9]+[af]?)");
+      targets = name.find_all(match[1]);
       if (targets.empty()) continue;
       said = targets.front() + (targets.size() > 1 ? " … " + targets.back() : "");
     } else {
       // "(5.0) - (9.0)": the newest it has SASS for is the maximum.
-      targets.push_back("sm_" + match[3].str() + match[4].str());
-      said = "capabilities " + match[1].str() + "." + match[2].str() + " to " + match[3].str() +
-             "." + match[4].str();
+      targets.push_back("sm_" + match[3] + match[4]);
+      said = "capabilities " + match[1] + "." + match[2] + " to " + match[3] + "." + match[4];
     }
     compat::ComputeCapability device;
     try {
@@ -256,9 +252,8 @@ const kb::ErrorSignature* first_match(const kb::KnowledgeBase& kb, const std::st
                                       Diagnosis& d, const kb::PatternOrigin*& origin) {
   for (const auto& signature : kb.error_signatures()) {
     for (size_t p = 0; p < signature.regexes.size(); ++p) {
-      std::smatch match;
-      if (std::regex_search(text, match, signature.regexes[p])) {
-        d.matched = match[0].str();
+      if (const auto match = signature.regexes[p].search(text)) {
+        d.matched = (*match)[0];
         d.pattern = signature.patterns[p];
         origin = &signature.origins[p];
         return &signature;

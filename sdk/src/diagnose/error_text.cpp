@@ -283,18 +283,27 @@ size_t rfind_fast(std::string_view haystack, std::string_view needle) {
 
 // Where the last line that reads like an error starts (one holding any of
 // these words), or npos: the line of the last occurrence of any of them.
-size_t last_error_line(std::string_view input) {
+// The last word that reads like an error, and the start of its line.
+struct ErrorWord {
+  size_t line = std::string_view::npos;
+  size_t word = std::string_view::npos;
+};
+
+ErrorWord last_error_word(std::string_view input) {
   static constexpr std::array<std::string_view, 8> kWords = {
       "Error",      "error:",           "ERROR", "not compatible",
       "CUDA error", "is not available", "fatal", "exception"};
-  size_t last = std::string_view::npos;
+  ErrorWord found;
   for (const auto word : kWords) {
     const size_t at = rfind_fast(input, word);
-    if (at != std::string_view::npos && (last == std::string_view::npos || at > last)) last = at;
+    if (at != std::string_view::npos && (found.word == std::string_view::npos || at > found.word))
+      found.word = at;
   }
-  if (last == std::string_view::npos) return last;
-  const void* newline = memrchr(input.data(), '\n', last);
-  return newline ? static_cast<size_t>(static_cast<const char*>(newline) - input.data()) + 1 : 0;
+  if (found.word == std::string_view::npos) return found;
+  const void* newline = memrchr(input.data(), '\n', found.word);
+  found.line =
+      newline ? static_cast<size_t>(static_cast<const char*>(newline) - input.data()) + 1 : 0;
+  return found;
 }
 
 }  // namespace
@@ -311,13 +320,21 @@ ErrorText find_last_error(std::string_view input) {
 
   // No traceback: the last line that reads like an error, with its
   // continuation; else the input's end.
-  if (const size_t at = last_error_line(input); at != std::string_view::npos) {
+  if (const ErrorWord found = last_error_word(input); found.line != std::string_view::npos) {
+    const size_t at = found.line;
     size_t next = 0;
     const std::string_view whole = line_at(input, at, next);
     // Past padding and overwritten text; of a line longer than a message may
-    // be, its end (where an error written after junk is).
+    // be, the part from just before its last error word (an error written
+    // after junk, or followed by megabytes of it).
     std::string_view line = past_padding(whole);
-    if (line.size() > kMaxContextBytes) line = line.substr(line.size() - kMaxContextBytes);
+    if (line.size() > kMaxContextBytes) {
+      constexpr size_t kLead = 256;  // what a message says before its "Error" word
+      const size_t word = found.word - at;
+      const size_t from = word > kLead ? word - kLead : 0;
+      const size_t skipped = static_cast<size_t>(line.data() - whole.data());
+      line = whole.substr(std::max(from, skipped), kMaxContextBytes);
+    }
     const size_t start = at + static_cast<size_t>(line.data() - whole.data());
     ErrorText error;
     error.kind = at == 0 && next >= input.size() ? "message" : "log";

@@ -1,10 +1,10 @@
 #include "cuda_driver.hpp"
 
 #include <cstdio>
-#include <regex>
 
 #include "sys/driver_library.hpp"
 #include "util/file.hpp"
+#include "util/pattern.hpp"
 
 namespace archfit::env {
 
@@ -36,9 +36,9 @@ std::string DriverProbe::cuda_version_string() const {
 }
 
 std::string parse_nvrm_release(const std::string& text) {
-  static const std::regex release(R"(Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?))");
-  std::smatch match;
-  return std::regex_search(text, match, release) ? match[1].str() : std::string();
+  static const util::Pattern release(R"(Kernel Module(?:\s+for\s+\S+)?\s+(\d+\.\d+(?:\.\d+)?))");
+  const auto match = release.search(text);
+  return match ? (*match)[1] : std::string();
 }
 
 DriverProbe probe_driver(const DriverProbeOptions& options) {

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <charconv>
-#include <regex>
 #include <sstream>
 #include <system_error>
 
 #include "binary/file_names.hpp"
 #include "util/file.hpp"
+#include "util/pattern.hpp"
 
 namespace archfit::env {
 
@@ -171,20 +171,21 @@ std::vector<std::string> parse_csv_line(const std::string& line) {
 std::optional<TorchBuild> parse_torch_version_py(const std::string& text) {
   // Assignments as torch's build writes them: `__version__ = '2.5.1+cu124'`,
   // `cuda: Optional[str] = '12.4'`, `hip: Optional[str] = None`.
-  static const std::regex assignment(
-      R"re(^\s*(__version__|cuda|hip)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|None)\s*$)re");
+  static const util::Pattern assignment(
+      R"re(\s*(__version__|cuda|hip)\s*(?::[^=]*)?=\s*(?:'([^']*)'|"([^"]*)"|None)\s*)re");
   TorchBuild build;
   bool have_version = false;
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    std::smatch match;
-    if (!std::regex_match(line, match, assignment)) continue;
-    const std::string value = match[2].matched ? match[2].str() : match[3].str();
-    if (match[1] == "__version__") {
+    const auto match = assignment.match_whole(line);
+    if (!match) continue;
+    const auto& groups = *match;
+    const std::string value = !groups[2].empty() ? groups[2] : groups[3];
+    if (groups[1] == "__version__") {
       build.version = value;
       have_version = !value.empty();
-    } else if (match[1] == "cuda") {
+    } else if (groups[1] == "cuda") {
       build.cuda = value;
     } else {
       build.hip = value;

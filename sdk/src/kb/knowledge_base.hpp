@@ -4,7 +4,6 @@
 // README.md there), and the questions advice asks of it.
 #include <filesystem>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 #include "packages.hpp"
 #include "provenance.hpp"
 #include "types.hpp"
+#include "util/pattern.hpp"
 
 namespace archfit::kb {
 
@@ -178,7 +178,7 @@ struct PatternOrigin {
 struct ErrorSignature {
   ErrorCategory category = ErrorCategory::not_recognised;
   std::vector<std::string> patterns;
-  std::vector<std::regex> regexes;     // `patterns`, compiled, case-insensitive
+  std::vector<util::Pattern> regexes;  // `patterns`, compiled, case-insensitive
   std::vector<PatternOrigin> origins;  // one per pattern
   std::vector<int> cuda_errors;        // cudaError_t / CUresult numbers
   // A diagnosis's one-line title (what a toast shows); may hold {gpu} and
@@ -196,7 +196,7 @@ struct ErrorSignature {
 // "120" of "sm_120"), "dotted" or "tuple" (major and minor: "12.0", "(12, 0)").
 struct GpuArchPattern {
   std::string pattern;
-  std::regex regex;
+  util::Pattern regex;
   std::string form;  // "sm" | "dotted" | "tuple"
 };
 
@@ -205,7 +205,7 @@ struct GpuArchPattern {
 // 1-4: the minimum and maximum capability, major and minor).
 struct BuiltForPattern {
   std::string pattern;
-  std::regex regex;
+  util::Pattern regex;
   std::string form;  // "list" | "range"
   PatternOrigin origin;
 };
@@ -259,7 +259,7 @@ class KnowledgeBase {
   // In errors.yaml's order, which is the order they are tried in.
   const std::vector<ErrorSignature>& error_signatures() const { return error_signatures_; }
   const std::vector<GpuArchPattern>& gpu_arch_patterns() const { return gpu_arch_patterns_; }
-  const std::vector<std::regex>& gpu_name_patterns() const { return gpu_name_patterns_; }
+  const std::vector<util::Pattern>& gpu_name_patterns() const { return gpu_name_patterns_; }
   const std::vector<BuiltForPattern>& built_for_patterns() const { return built_for_patterns_; }
   // packages.yaml: stacks, supplier wheels, feature libraries (packages.hpp).
   const Packages& packages() const { return packages_; }
@@ -340,7 +340,7 @@ class KnowledgeBase {
   std::vector<Component> components_;
   std::vector<ErrorSignature> error_signatures_;
   std::vector<GpuArchPattern> gpu_arch_patterns_;
-  std::vector<std::regex> gpu_name_patterns_;  // errors.yaml `gpu_name`: group 1 is the name
+  std::vector<util::Pattern> gpu_name_patterns_;  // errors.yaml `gpu_name`: group 1 is the name
   std::vector<BuiltForPattern> built_for_patterns_;
   Packages packages_;
 };

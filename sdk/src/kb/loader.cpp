@@ -632,24 +632,23 @@ class Loader {
     load_message_facts(file);
   }
 
-  static std::regex compile(const YamlFile& file, const YAML::Node& node, const std::string& where,
-                            const std::string& text) {
-    try {
-      return std::regex(text, std::regex::ECMAScript | std::regex::icase | std::regex::optimize);
-    } catch (const std::regex_error& error) {
-      file.fail(node, where, std::string("not a regular expression: ") + error.what());
-    }
-    return {};
+  // Case-insensitive, in RE2's syntax (util/pattern.hpp): no backreferences
+  // or lookaround, which would need a backtracking engine.
+  static util::Pattern compile(const YamlFile& file, const YAML::Node& node,
+                               const std::string& where, const std::string& text) {
+    util::Pattern pattern(text, util::Pattern::Case::insensitive);
+    if (!pattern.ok()) file.fail(node, where, "not a regular expression: " + pattern.error());
+    return pattern;
   }
 
   // What a message says beyond its category: the GPU it ran on (`gpu_arch`)
   // and the archs a library says it was built for (`built_for`).
   // An entry {pattern, form}: its form one of `groups`' keys, its
   // expression compiled with exactly that many groups.
-  static std::regex pattern_of_form(const YamlFile& file, const YAML::Node& entry,
-                                    const std::string& where,
-                                    const std::map<std::string, size_t>& groups,
-                                    std::string& pattern, std::string& form) {
+  static util::Pattern pattern_of_form(const YamlFile& file, const YAML::Node& entry,
+                                       const std::string& where,
+                                       const std::map<std::string, size_t>& groups,
+                                       std::string& pattern, std::string& form) {
     pattern = file.string(entry, "pattern", where);
     form = file.string(entry, "form", where);
     const auto known = groups.find(form);
@@ -660,7 +659,7 @@ class Loader {
                 "unknown form \"" + form + "\"; expected one of " + expected);
     }
     auto regex = compile(file, entry["pattern"], where + ".pattern", pattern);
-    if (regex.mark_count() != known->second)
+    if (static_cast<size_t>(regex.groups()) != known->second)
       file.fail(entry["pattern"], where + ".pattern",
                 "a " + form + " pattern has " + std::to_string(known->second) + " group(s)");
     return regex;
@@ -680,7 +679,7 @@ class Loader {
       const auto where = indexed("gpu_name", i);
       const std::string pattern = file.scalar(names[i], where);
       auto regex = compile(file, names[i], where, pattern);
-      if (regex.mark_count() != 1) file.fail(names[i], where, "a gpu_name pattern has 1 group");
+      if (regex.groups() != 1) file.fail(names[i], where, "a gpu_name pattern has 1 group");
       kb_.gpu_name_patterns_.push_back(std::move(regex));
     }
     const auto lists = file.list(file.root(), "built_for", "", false);

@@ -1,8 +1,7 @@
 #include "manifest.hpp"
+#include "util/pattern.hpp"
 
 #include <yaml-cpp/yaml.h>
-
-#include <regex>
 
 namespace archfit::plugin {
 
@@ -20,8 +19,8 @@ std::string scalar(const YAML::Node& map, const char* key) {
 
 uint32_t abi_version(const YAML::Node& node) {
   const std::string text = node.IsScalar() ? node.Scalar() : "";
-  static const std::regex kNumber("[1-9][0-9]{0,5}");
-  if (!std::regex_match(text, kNumber))
+  static const util::Pattern kNumber("[1-9][0-9]{0,5}");
+  if (!kNumber.matches_whole(text))
     throw PluginError("the manifest's `abi` must be a version number or [lowest, highest], not \"" +
                       text + "\"");
   return static_cast<uint32_t>(std::stoul(text));
@@ -46,8 +45,8 @@ Manifest read_manifest(const fs::path& path) {
     throw PluginError("the manifest's schema is \"" + schema + "\", not \"" + kManifestSchema +
                       "\"");
   manifest.name = scalar(root, "name");
-  static const std::regex kName("[A-Za-z0-9_.-]{1,100}");
-  if (!std::regex_match(manifest.name, kName))
+  static const util::Pattern kName("[A-Za-z0-9_.-]{1,100}");
+  if (!kName.matches_whole(manifest.name))
     throw PluginError("the manifest's name \"" + manifest.name +
                       "\" is not 1 to 100 letters, digits, '_', '.' or '-'");
   const fs::path library = scalar(root, "library");

@@ -10,12 +10,12 @@
 #include <boost/dll/shared_library.hpp>
 #include <chrono>
 #include <mutex>
-#include <regex>
 #include <sstream>
 
 #include "compat/arch.hpp"
 #include "cuda_headers.hpp"
 #include "sys/trust.hpp"
+#include "util/pattern.hpp"
 
 namespace archfit::jit {
 
@@ -105,10 +105,9 @@ bool names_arch(const std::string& option) {
 // 12.x: catastrophic error: could not open source file "cuda_fp16.h" (no directories in search
 // list) 13.0: catastrophic error: cannot open source file "cuda_fp16.h"
 std::vector<std::string> missing_headers_in(const std::string& log) {
-  static const std::regex pattern(R"re((?:could not|cannot) open source file "([^"]+)")re");
+  static const util::Pattern pattern(R"re((?:could not|cannot) open source file "([^"]+)")re");
   std::vector<std::string> out;
-  for (std::sregex_iterator it(log.begin(), log.end(), pattern), end; it != end; ++it) {
-    const std::string name = (*it)[1].str();
+  for (const auto& name : pattern.find_all(log, 1)) {
     if (std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
   }
   return out;
@@ -336,12 +335,11 @@ void Nvrtc::Impl::find_build() const {
       api.nvrtcGetPTXSize(program, &size) == NVRTC_SUCCESS && size > 0) {
     std::string ptx(size, '\0');
     if (api.nvrtcGetPTX(program, ptx.data()) == NVRTC_SUCCESS) {
-      static const std::regex release(
+      static const util::Pattern release(
           R"(Cuda compilation tools, release [0-9.]+, V([0-9][0-9.]*))");
-      std::smatch match;
-      if (std::regex_search(ptx, match, release) &&
-          starts_with_version(match[1].str(), info.version)) {
-        build = match[1].str();
+      const auto match = release.search(ptx);
+      if (match && starts_with_version((*match)[1], info.version)) {
+        build = (*match)[1];
         build_source = "compiler";
       }
     }

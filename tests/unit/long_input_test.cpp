@@ -1,0 +1,120 @@
+// Text archfit did not write, as long as it comes, on a thread with a small
+// stack (issue 34): an error line padded to megabytes, a torch/version.py
+// whose one line is megabytes long. std::regex recursed once per character
+// and killed the host on a 40 KB line; the patterns now run on RE2
+// (util/pattern.hpp), in linear time and without recursion.
+#include <gtest/gtest.h>
+#include <pthread.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+
+#include "diagnose/diagnosis.hpp"
+#include "env/cuda_driver.hpp"
+#include "env/python_env.hpp"
+#include "kb/knowledge_base.hpp"
+#include "util/pattern.hpp"
+
+namespace {
+
+constexpr size_t kSmallStack = 256 * 1024;  // below Windows' 1 MB default thread stack
+constexpr size_t kLongLine = 16u << 20;     // 16 MB on one line
+
+const archfit::kb::KnowledgeBase& kb() {
+  static const auto loaded = archfit::kb::load_knowledge_base(ARCHFIT_KB_SOURCE_DIR);
+  return loaded;
+}
+
+// Runs `work` on a thread whose stack is `stack` bytes; a stack overflow
+// there kills the test binary, which is the failure this guards against.
+void on_small_stack(const std::function<void()>& work, size_t stack = kSmallStack) {
+  pthread_attr_t attributes;
+  ASSERT_EQ(pthread_attr_init(&attributes), 0);
+  ASSERT_EQ(pthread_attr_setstacksize(&attributes, stack), 0);
+  pthread_t thread;
+  auto* job = new std::function<void()>(work);
+  ASSERT_EQ(pthread_create(
+                &thread, &attributes,
+                [](void* argument) -> void* {
+                  auto* task = static_cast<std::function<void()>*>(argument);
+                  (*task)();
+                  delete task;
+                  return nullptr;
+                },
+                job),
+            0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attributes);
+}
+
+double megabytes_per_second(size_t bytes, std::chrono::steady_clock::duration took) {
+  const double seconds = std::chrono::duration<double>(took).count();
+  return static_cast<double>(bytes) / (1 << 20) / (seconds > 0 ? seconds : 1e-9);
+}
+
+TEST(LongInput, AnErrorPaddedToMegabytesIsDiagnosedOnASmallStack) {
+  const std::string error = "RuntimeError: CUDA error: no kernel image is available for "
+                            "execution on the device";
+  // The error, then a long tail on its own line; and a long head before it.
+  const std::string tail = error + std::string(kLongLine, 'x');
+  const std::string head = std::string(kLongLine, ' ') + "\n" + error;
+  archfit::diagnose::Diagnosis with_tail;
+  archfit::diagnose::Diagnosis with_head;
+  std::chrono::steady_clock::duration took{};
+  on_small_stack([&] {
+    const auto start = std::chrono::steady_clock::now();
+    with_tail = archfit::diagnose::diagnose(kb(), tail);
+    took = std::chrono::steady_clock::now() - start;
+    with_head = archfit::diagnose::diagnose(kb(), head);
+  });
+  EXPECT_EQ(with_tail.category, archfit::kb::ErrorCategory::no_kernel_image);
+  EXPECT_EQ(with_head.category, archfit::kb::ErrorCategory::no_kernel_image);
+  std::cout << "[ figure ] diagnose of a " << (kLongLine >> 20) << " MB line: "
+            << megabytes_per_second(tail.size(), took) << " MB/s on a "
+            << (kSmallStack >> 10) << " KB stack\n";
+}
+
+TEST(LongInput, WhitespaceDigitsAndTextAsAReportAreNotACrash) {
+  std::string report;
+  while (report.size() < kLongLine) report += "   1234567890 sm_ 12 . ( ) , text\t";
+  on_small_stack([&] { (void)archfit::diagnose::diagnose(kb(), report); });
+  SUCCEED();
+}
+
+TEST(LongInput, AVersionFileWithAMegabyteLineIsReadOnASmallStack) {
+  const std::string version_py = "__version__ = '" + std::string(kLongLine, '9') +
+                                 "'\ncuda: Optional[str] = '12.8'\n" +
+                                 std::string(kLongLine, '#') + "\n";
+  std::optional<archfit::env::TorchBuild> build;
+  on_small_stack([&] { build = archfit::env::parse_torch_version_py(version_py); });
+  ASSERT_TRUE(build);
+  EXPECT_EQ(build->version.size(), kLongLine);
+  EXPECT_EQ(build->cuda, "12.8");
+}
+
+TEST(LongInput, TheDriversVersionTextIsReadOnASmallStack) {
+  const std::string text = std::string(kLongLine, 'K') +
+                           " NVRM version: NVIDIA UNIX x86_64 Kernel Module  570.86.16  Thu";
+  std::string release;
+  on_small_stack([&] { release = archfit::env::parse_nvrm_release(text); });
+  EXPECT_EQ(release, "570.86.16");
+}
+
+TEST(LongInput, APatternFindsEveryMatchInALongTextInLinearTime) {
+  const archfit::util::Pattern name(R"((?:sm|compute)_[0-9]+[af]?)");
+  std::string list;
+  for (int i = 0; i < 100000; ++i) list += "sm_90a, compute_120, ";
+  std::vector<std::string> found;
+  on_small_stack([&] { found = name.find_all(list); });
+  ASSERT_EQ(found.size(), 200000u);
+  EXPECT_EQ(found.front(), "sm_90a");
+  EXPECT_EQ(found.back(), "compute_120");
+  // A pattern RE2 cannot run (a backreference) says so instead of running.
+  const archfit::util::Pattern backreference(R"((a)\1)");
+  EXPECT_FALSE(backreference.ok());
+  EXPECT_FALSE(backreference.error().empty());
+  EXPECT_FALSE(backreference.found_in("aa"));
+}
+
+}  // namespace
