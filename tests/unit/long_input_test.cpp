@@ -54,8 +54,9 @@ double megabytes_per_second(size_t bytes, std::chrono::steady_clock::duration to
 }
 
 TEST(LongInput, AnErrorPaddedToMegabytesIsDiagnosedOnASmallStack) {
-  const std::string error = "RuntimeError: CUDA error: no kernel image is available for "
-                            "execution on the device";
+  const std::string error =
+      "RuntimeError: CUDA error: no kernel image is available for "
+      "execution on the device";
   // The error, then a long tail on its own line; and a long head before it.
   const std::string tail = error + std::string(kLongLine, 'x');
   const std::string head = std::string(kLongLine, ' ') + "\n" + error;
@@ -70,8 +71,8 @@ TEST(LongInput, AnErrorPaddedToMegabytesIsDiagnosedOnASmallStack) {
   });
   EXPECT_EQ(with_tail.category, archfit::kb::ErrorCategory::no_kernel_image);
   EXPECT_EQ(with_head.category, archfit::kb::ErrorCategory::no_kernel_image);
-  std::cout << "[ figure ] diagnose of a " << (kLongLine >> 20) << " MB line: "
-            << megabytes_per_second(tail.size(), took) << " MB/s on a "
+  std::cout << "[ figure ] diagnose of a " << (kLongLine >> 20)
+            << " MB line: " << megabytes_per_second(tail.size(), took) << " MB/s on a "
             << (kSmallStack >> 10) << " KB stack\n";
 }
 
@@ -84,8 +85,8 @@ TEST(LongInput, WhitespaceDigitsAndTextAsAReportAreNotACrash) {
 
 TEST(LongInput, AVersionFileWithAMegabyteLineIsReadOnASmallStack) {
   const std::string version_py = "__version__ = '" + std::string(kLongLine, '9') +
-                                 "'\ncuda: Optional[str] = '12.8'\n" +
-                                 std::string(kLongLine, '#') + "\n";
+                                 "'\ncuda: Optional[str] = '12.8'\n" + std::string(kLongLine, '#') +
+                                 "\n";
   std::optional<archfit::env::TorchBuild> build;
   on_small_stack([&] { build = archfit::env::parse_torch_version_py(version_py); });
   ASSERT_TRUE(build);

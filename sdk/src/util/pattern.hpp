@@ -27,8 +27,8 @@ class Pattern {
     options.set_case_sensitive(letter_case == Case::sensitive);
     // Memory for the DFA; past it RE2 falls back to its NFA, still linear.
     options.set_max_mem(16 << 20);
-    regex_ = std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()),
-                                              options);
+    regex_ =
+        std::make_shared<const re2::RE2>(re2::StringPiece(pattern.data(), pattern.size()), options);
   }
 
   // Whether the pattern compiled; `error()` says why not.
