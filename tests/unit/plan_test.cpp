@@ -58,7 +58,10 @@ TEST(Plan, BacksUpThenReplacesEachFailureWithTheEnvironmentsPipThenChecksAgain) 
   const std::string plan =
       render_plan(failing_report(), {"/venv/bin/python", "archfit check --gpu 'RTX 5090'"});
   EXPECT_EQ(plan.rfind("#!/bin/sh\n", 0), 0u);
-  EXPECT_NE(plan.find("PYTHON=\"${PYTHON:-/venv/bin/python}\""), std::string::npos) << plan;
+  // The interpreter single-quoted: a path holding $(…) stays a path.
+  EXPECT_NE(plan.find("if [ -z \"${PYTHON:-}\" ]; then PYTHON='/venv/bin/python'; fi"),
+            std::string::npos)
+      << plan;
   const auto backup = plan.find("\"$PYTHON\" -m pip freeze > \"$backup\"");
   const auto uninstall = plan.find("\"$PYTHON\" -m pip uninstall -y xformers");
   const auto torch = plan.find("\"$PYTHON\" -m pip install torch==2.8.0 torchvision==0.23.0");

@@ -60,3 +60,24 @@ TEST(Requirement, VersionsCompareByTheirReleaseNumbers) {
   EXPECT_FALSE(satisfies("2.8.1", "==2.8.0"));
   EXPECT_FALSE(satisfies("2.8.0", "~=2.8"));  // an operator it does not read never matches
 }
+
+// What may stand in a fix command (issue 34): names as PEP 508 writes them,
+// versions as PEP 440 does; anything else is refused, never quoted in.
+TEST(Requirement, OnlyGrammaticalNamesAndVersionsMayStandInACommand) {
+  using archfit::env::is_distribution_name;
+  using archfit::env::is_version;
+  for (const char* name : {"torch", "nvidia-cublas-cu12", "zope.interface", "A", "triton_windows",
+                           "onnxruntime-gpu", "x1"})
+    EXPECT_TRUE(is_distribution_name(name)) << name;
+  for (const char* name :
+       {"", "evil$(touch /tmp/x)", "a b", "-a", "a-", "a\n", "`id`", "a;b", "name'", "naïve"})
+    EXPECT_FALSE(is_distribution_name(name)) << name;
+  EXPECT_FALSE(is_distribution_name(std::string(300, 'a')));
+  for (const char* version : {"2.8.0", "2.8.0+cu128", "0.0.32.post2", "1.0rc1", "2!1.0", "1.0.dev3",
+                              "v1.0", "1.31.1", "0.0.28.post1", "1.0-1", "2.5.1+cpu"})
+    EXPECT_TRUE(is_version(version)) << version;
+  for (const char* version :
+       {"", "1.0`id`", "1.0; rm -rf /", "$(x)", "1.0 2.0", "latest", "1.0\n", "+cu128"})
+    EXPECT_FALSE(is_version(version)) << version;
+  EXPECT_FALSE(is_version("1." + std::string(200, '0')));
+}

@@ -2,6 +2,7 @@
 
 #include <set>
 
+#include "env/requirement.hpp"
 #include "loaded_variant.hpp"
 
 namespace archfit::check {
@@ -55,10 +56,25 @@ Fix driver_update(const std::string& why, const std::optional<compat::DriverVers
   return fix;
 }
 
+// Why a fix has no command: a word read from the environment that is not
+// what its grammar allows (a METADATA Name holding `$(…)`) never goes into
+// one, quoted or not (issue 34).
+std::string unsafe_word(const std::string& what, const std::string& word) {
+  std::string shown = word.substr(0, 60) + (word.size() > 60 ? "…" : "");
+  for (auto& c : shown) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  }
+  return "Its " + what + " \"" + shown + "\" is not a valid distribution " + what +
+         " (PEP 508/440), so archfit writes no command with it";
+}
+
 // A CPU-only twin in the place of its CUDA distribution: both removed, then
 // the CUDA one installed alone (removing only the CPU one would delete the
 // files the two share: packages.yaml `cpu_twins`).
 Fix cpu_twin_fix(const kb::CpuTwin& twin, const std::string& version) {
+  if (!env::is_version(version))
+    return fix_of("Reinstall " + twin.name + " as " + twin.cuda + " alone: remove " + twin.cpu +
+                  " and " + twin.cuda + " first. " + unsafe_word("version", version));
   return fix_of("Reinstall " + twin.name + " as " + twin.cuda + " " + version + " alone: remove " +
                     twin.cpu + " and " + twin.cuda + " first, since removing " + twin.cpu +
                     " alone deletes files the two share",
@@ -161,13 +177,15 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
                   ", and it is published as binaries only: install a release of " + which.name +
                   " built for this GPU if there is one, or use another package for this GPU");
   }
-  return fix_of(
-      "No installed build of " + which.name + " " + which.version + " has an image for " +
-          device.cc.sm_name() +
-          "; install a release built for it, or rebuild it from its source distribution for "
-          "this GPU",
-      {"TORCH_CUDA_ARCH_LIST=\"" + arch_list + "\" pip install --no-build-isolation --no-binary " +
-       which.name + " --force-reinstall " + which.name});
+  const std::string summary = "No installed build of " + which.name + " " + which.version +
+                              " has an image for " + device.cc.sm_name() +
+                              "; install a release built for it, or rebuild it from its source "
+                              "distribution for this GPU";
+  if (!env::is_distribution_name(which.name))
+    return fix_of(summary + ". " + unsafe_word("name", which.name));
+  return fix_of(summary, {"TORCH_CUDA_ARCH_LIST=\"" + arch_list +
+                          "\" pip install --no-build-isolation --no-binary " + which.name +
+                          " --force-reinstall " + which.name});
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "util/pattern.hpp"
 #include "util/text.hpp"
 
 namespace archfit::env {
@@ -28,6 +29,22 @@ std::string extra_in_marker(std::string_view marker) {
 }
 
 }  // namespace
+
+bool is_distribution_name(std::string_view text) {
+  static const util::Pattern name("[A-Za-z0-9]([A-Za-z0-9._-]{0,198}[A-Za-z0-9])?");
+  return name.matches_whole(text);
+}
+
+bool is_version(std::string_view text) {
+  // PEP 440's public version (the grammar of its appendix, case-insensitive),
+  // then an optional local label; at most 100 characters.
+  static const util::Pattern version(
+      R"(v?(?:[0-9]+!)?[0-9]+(?:\.[0-9]+)*(?:[-_.]?(?:a|b|c|rc|alpha|beta|pre|preview)[-_.]?[0-9]*)?)"
+      R"((?:-[0-9]+|[-_.]?(?:post|rev|r)[-_.]?[0-9]*)?(?:[-_.]?dev[-_.]?[0-9]*)?)"
+      R"((?:\+[a-z0-9]+(?:[-_.][a-z0-9]+)*)?)",
+      util::Pattern::Case::insensitive);
+  return text.size() <= 100 && version.matches_whole(text);
+}
 
 std::string normalize_distribution_name(std::string_view name) {
   std::string out;

@@ -20,6 +20,14 @@ struct Requirement {
   std::string specifier;            // "==12.8.4.1", as written; "" when none
 };
 
+// Whether text read from an environment may stand in a command as a
+// distribution name (PEP 508: letters and digits, with '.', '_' and '-'
+// inside) or a version (PEP 440, a local label allowed: "2.8.0+cu128"). A
+// fix writes no command with anything else: a METADATA Name holding `$(…)`
+// is refused, not quoted into a pip line (issue 34).
+bool is_distribution_name(std::string_view text);
+bool is_version(std::string_view text);
+
 // PEP 503 normalization: lower case, each run of '-', '_' and '.' one '-'.
 std::string normalize_distribution_name(std::string_view name);
 

@@ -21,6 +21,15 @@ std::string with_environment_pip(std::string command) {
   return command;
 }
 
+// Text for a comment line (`#`, `rem`): a name read from the environment
+// may hold a newline, and what follows one in a script runs (issue 34).
+std::string comment_text(std::string text) {
+  for (auto& c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return text;
+}
+
 // "GeForce RTX 4090 (sm_89) and GeForce RTX 5090 (sm_120)".
 std::string device_names(const std::vector<check::DeviceInfo>& devices) {
   if (devices.empty()) return "this GPU";
@@ -56,9 +65,12 @@ std::string render_batch_plan(const check::CheckReport& report, const PlanContex
   size_t steps = 0;
   for (const auto& stack : report.stacks) {
     if (!compat::is_failure(stack.verdict) || stack.fix.empty()) continue;
-    out << "rem " << stack.name << (stack.version.empty() ? "" : " " + stack.version) << ": "
-        << compat::to_string(stack.verdict) << ".\r\n";
-    if (stack.fix.commands.empty()) out << "rem   (no command: " << stack.fix.summary << ")\r\n";
+    out << "rem "
+        << comment_text(stack.name + (stack.version.empty() ? "" : " " + stack.version) + ": " +
+                        std::string(compat::to_string(stack.verdict)))
+        << ".\r\n";
+    if (stack.fix.commands.empty())
+      out << "rem   (no command: " << comment_text(stack.fix.summary) << ")\r\n";
     for (const auto& command : stack.fix.commands) out << command << " || exit /b 1\r\n";
     ++steps;
   }
@@ -85,7 +97,9 @@ std::string render_plan(const check::CheckReport& report, const PlanContext& con
       << "# archfit plan: replace what will not run on " << device_names(report.devices)
       << ".\n# Read it before you run it; archfit never runs it. Stops at the first failing step.\n"
       << "set -eu\n"
-      << "PYTHON=\"${PYTHON:-" << (context.python.empty() ? "python3" : context.python) << "}\"\n\n"
+      // Single-quoted: a venv path holding $(…) or backticks stays a path.
+      << "if [ -z \"${PYTHON:-}\" ]; then PYTHON="
+      << shell_quote(context.python.empty() ? "python3" : context.python) << "; fi\n\n"
       << "# 1. Back up the environment, so any step can be undone.\n"
       << "backup=\"archfit-backup-$(date +%Y%m%d-%H%M%S).txt\"\n"
       << "\"$PYTHON\" -m pip freeze > \"$backup\"\n"
@@ -95,8 +109,10 @@ std::string render_plan(const check::CheckReport& report, const PlanContext& con
   size_t steps = 0;
   for (const auto& stack : report.stacks) {
     if (!compat::is_failure(stack.verdict) || stack.fix.empty()) continue;
-    out << "# " << stack.name << (stack.version.empty() ? "" : " " + stack.version) << ": "
-        << compat::to_string(stack.verdict) << ". " << stack.fix.summary << "\n";
+    out << "# "
+        << comment_text(stack.name + (stack.version.empty() ? "" : " " + stack.version) + ": " +
+                        std::string(compat::to_string(stack.verdict)) + ". " + stack.fix.summary)
+        << "\n";
     if (stack.fix.commands.empty()) out << "#   (no command: see above)\n";
     for (const auto& command : stack.fix.commands) out << with_environment_pip(command) << "\n";
     ++steps;
