@@ -456,3 +456,29 @@ TEST_F(CliCheck, ConfirmAsksTheDriverAndSaysItAgrees) {
             std::string::npos)
       << run.out;
 }
+
+// Nothing archfit could not read is "fits" (issue 34): a folder named to
+// judge that is empty, a pseudo-filesystem, a file that cannot be opened.
+class CliCheckNothingRead : public ScratchDir {};
+
+TEST_F(CliCheckNothingRead, AnEmptyFolderIsUnknownNotFits) {
+  fs::create_directories(dir_ / "empty");
+  const CommandResult run = run_archfit("check --gpu 'RTX 5090' " + quoted(dir_ / "empty"));
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("an empty folder, with nothing in it to judge"), std::string::npos)
+      << run.out;
+}
+
+TEST_F(CliCheckNothingRead, APseudoFilesystemIsUnknownNotFits) {
+  const CommandResult run = run_archfit("check --gpu 'RTX 5090' /proc/self/fd");
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("kernel pseudo-filesystem"), std::string::npos) << run.out;
+}
+
+TEST_F(CliCheckNothingRead, AFileThatCannotBeOpenedIsUnknownNotFits) {
+  if (::geteuid() == 0) GTEST_SKIP() << "root opens any file";
+  const fs::path library = write("libhidden.so", "\x7f" "ELF");
+  fs::permissions(library, fs::perms::none);
+  const CommandResult run = run_archfit("check --gpu 'RTX 5090' " + quoted(dir_));
+  EXPECT_EQ(run.exit_code, 2) << run.out;
+}

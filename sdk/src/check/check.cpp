@@ -346,6 +346,13 @@ void CheckRun::attribute() {
 }
 
 void CheckRun::judge() {
+  // A folder named to judge that is empty was likely not the one meant:
+  // nothing was judged, so it is not "fits" (issue 34).
+  for (const auto& path : request_.paths) {
+    std::error_code error;
+    if (fs::is_directory(path, error) && fs::is_empty(path, error) && !error)
+      report.unread.push_back(path.string() + ": an empty folder, with nothing in it to judge");
+  }
   const compat::Driver driver{report.driver.version, report.driver.max_ptx_isa};
   std::map<ComponentKey, size_t> component_index;
   binary_of_file_.assign(scan_.files.size(), std::nullopt);
@@ -360,13 +367,13 @@ void CheckRun::judge() {
           report.findings.end())
         report.findings.push_back(std::move(finding));
     }
-    // What could not be read is never "fits": a member of a --wheel not
-    // read, and a library, extension module or device-code file whose
-    // headers were too damaged to show a single image (issue 33).
+    // What could not be read is never "fits": a file or folder that could
+    // not be opened or listed (a pseudo-filesystem named), a member of a
+    // --wheel not read, and a library, extension module or device-code file
+    // whose headers were too damaged to show a single image (issues 33, 34).
     const bool damaged_binary = !file.problems.empty() && !file.has_device_code() &&
                                 file.format != binary::FileFormat::other;
-    if ((file.unreadable && !file.problems.empty() && in_a_wheel(file.path, request_.wheels)) ||
-        damaged_binary) {
+    if ((file.unreadable && !file.problems.empty()) || damaged_binary) {
       const std::string& message = file.problems.front().message;
       report.unread.push_back(message.starts_with(file.path) ? message
                                                              : file.path + ": " + message);
