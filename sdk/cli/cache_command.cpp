@@ -8,6 +8,7 @@
 #include "jit/nvrtc/nvrtc_facts.hpp"
 #include "render/cache_text.hpp"
 #include "session/session.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -33,10 +34,11 @@ int print_entries(const std::vector<jit::KernelCache::Entry>& entries, bool json
   size_t bad = 0;
   for (const auto& entry : entries) bad += !entry.valid;
   if (json_output) {
-    std::cout << json{{"directory",
-                       cache.directory() ? json(cache.directory()->string()) : json(nullptr)},
-                      {"entries", entries_json(entries)}}
-                     .dump(2)
+    std::cout << util::json_text(
+                     json{{"directory",
+                           cache.directory() ? json(cache.directory()->string()) : json(nullptr)},
+                          {"entries", entries_json(entries)}},
+                     2)
               << '\n';
   } else {
     std::cout << render::cache_entries_text(entries, cache.directory());
@@ -72,7 +74,7 @@ int CacheCommand::run() const {
     // The NVRTC discovery records go too: the next compile discovers anew.
     jit::KernelCache(jit::record_cache_options(cache)).clear();
     if (json_) {
-      std::cout << json{{"removed", removed}}.dump() << '\n';
+      std::cout << util::json_text(json{{"removed", removed}}) << '\n';
     } else {
       std::cout << render::cache_cleared_text(removed, cache.directory());
     }
@@ -82,15 +84,16 @@ int CacheCommand::run() const {
   if (json_) {
     json readonly = json::array();
     for (const auto& dir : stats.readonly_directories) readonly.push_back(dir.string());
-    std::cout << json{{"directory",
-                       stats.directory ? json(stats.directory->string()) : json(nullptr)},
-                      {"readonly_directories", readonly},
-                      {"max_bytes", stats.max_bytes},
-                      {"entries", stats.entries},
-                      {"bytes", stats.bytes},
-                      {"readonly_entries", stats.readonly_entries},
-                      {"readonly_bytes", stats.readonly_bytes}}
-                     .dump(2)
+    std::cout << util::json_text(
+                     json{{"directory",
+                           stats.directory ? json(stats.directory->string()) : json(nullptr)},
+                          {"readonly_directories", readonly},
+                          {"max_bytes", stats.max_bytes},
+                          {"entries", stats.entries},
+                          {"bytes", stats.bytes},
+                          {"readonly_entries", stats.readonly_entries},
+                          {"readonly_bytes", stats.readonly_bytes}},
+                     2)
               << '\n';
   } else {
     std::cout << render::cache_stats_text(stats);

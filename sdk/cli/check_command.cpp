@@ -14,6 +14,7 @@
 #include "render/plan_script.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -166,9 +167,7 @@ int CheckCommand::run() const {
       }
       std::cout << render::render_plan(report, context);
     } else if (json_) {
-      std::cout << check::check_document(report).dump(2, ' ', false,
-                                                      nlohmann::json::error_handler_t::replace)
-                << '\n';
+      std::cout << util::json_text(check::check_document(report), 2) << '\n';
     } else {
       render::print_check_text(std::cout, report, isatty(fileno(stdout)) != 0, details_);
     }

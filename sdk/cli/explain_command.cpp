@@ -12,6 +12,7 @@
 #include "run_settings.hpp"
 #include "session/session.hpp"
 #include "util/file.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -104,9 +105,7 @@ int ExplainCommand::run() const {
   }
   if (json_) {
     // Text from a log need not be UTF-8; JSON must be.
-    std::cout << diagnose::to_json(diagnosis).dump(2, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace)
-              << '\n';
+    std::cout << util::json_text(diagnose::to_json(diagnosis), 2) << '\n';
   } else {
     std::cout << render::diagnosis_text(diagnosis);
   }

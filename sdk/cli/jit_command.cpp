@@ -11,6 +11,7 @@
 #include "render/jit_text.hpp"
 #include "session/session.hpp"
 #include "util/file.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -117,19 +118,20 @@ int JitCommand::run() const {
     const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
     if (!output_.empty()) jit::write_image_file(compiled, output_);
     if (json_) {
-      std::cout << nlohmann::json{{"nvrtc", nvrtc_description},
-                                  {"nvrtc_loaded", nvrtc_loaded},
-                                  {"target", arch_},
-                                  {"format", jit::to_string(compiled.format)},
-                                  {"bytes", compiled.image->size()},
-                                  {"key", compiled.key},
-                                  {"cache", jit::to_string(compiled.source)},
-                                  {"milliseconds", compiled.milliseconds},
-                                  {"scanned", found},
-                                  {"confirmed", confirmed},
-                                  {"cache_dir",
-                                   cache.directory() ? cache.directory()->string() : std::string()}}
-                       .dump(2)
+      std::cout << util::json_text(
+                       nlohmann::json{{"nvrtc", nvrtc_description},
+                                      {"nvrtc_loaded", nvrtc_loaded},
+                                      {"target", arch_},
+                                      {"format", jit::to_string(compiled.format)},
+                                      {"bytes", compiled.image->size()},
+                                      {"key", compiled.key},
+                                      {"cache", jit::to_string(compiled.source)},
+                                      {"milliseconds", compiled.milliseconds},
+                                      {"scanned", found},
+                                      {"confirmed", confirmed},
+                                      {"cache_dir", cache.directory() ? cache.directory()->string()
+                                                                      : std::string()}},
+                       2)
                 << '\n';
     } else {
       render::CompileFacts facts;

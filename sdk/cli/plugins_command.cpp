@@ -8,6 +8,7 @@
 #include "plugin/plugin_json.hpp"
 #include "render/plugins_text.hpp"
 #include "session/session.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -27,9 +28,7 @@ int PluginsCommand::run() const {
   search.paths.assign(paths_.begin(), paths_.end());
   const plugin::PluginSet set = session::Session().plugins(search);
   if (json_) {
-    std::cout << plugin::plugin_set_json(set).dump(2, ' ', false,
-                                                   nlohmann::json::error_handler_t::replace)
-              << '\n';
+    std::cout << util::json_text(plugin::plugin_set_json(set), 2) << '\n';
   } else {
     std::cout << render::plugins_text(set);
   }

@@ -11,6 +11,7 @@
 #include "render/scan_text.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::cli {
 
@@ -48,9 +49,7 @@ int ScanCommand::run() const {
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 
   if (json_) {
-    std::cout << binary::scan_document(result.files, result.skipped)
-                     .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-              << '\n';
+    std::cout << util::json_text(binary::scan_document(result.files, result.skipped), 2) << '\n';
   } else {
     render::ScanTextOptions text;
     text.images = images_;

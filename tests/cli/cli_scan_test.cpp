@@ -477,7 +477,9 @@ TEST_F(CliCheckNothingRead, APseudoFilesystemIsUnknownNotFits) {
 
 TEST_F(CliCheckNothingRead, AFileThatCannotBeOpenedIsUnknownNotFits) {
   if (::geteuid() == 0) GTEST_SKIP() << "root opens any file";
-  const fs::path library = write("libhidden.so", "\x7f" "ELF");
+  const fs::path library = write("libhidden.so",
+                                 "\x7f"
+                                 "ELF");
   fs::permissions(library, fs::perms::none);
   const CommandResult run = run_archfit("check --gpu 'RTX 5090' " + quoted(dir_));
   EXPECT_EQ(run.exit_code, 2) << run.out;

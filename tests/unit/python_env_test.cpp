@@ -156,3 +156,18 @@ TEST_F(SitePackagesTest, TorchVersionWithoutVersionIsAProblem) {
   EXPECT_NE(site.problems[0].message.find("torch/version.py has no __version__"),
             std::string::npos);
 }
+
+// A Name or Version longer than any real one (a 15 MiB Name once made 299 MB
+// of JSON) is no name: the folder's stands in, and the site says why.
+TEST_F(SitePackagesTest, AnOverlongNameIsRefusedForTheFolderName) {
+  write("huge-1.0.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: " + std::string(1 << 20, 'a') + "\nVersion: 1.0\n");
+  write("huge-1.0.dist-info/RECORD", "");
+  const auto site = archfit::env::read_site_packages(root_);
+  ASSERT_EQ(site.distributions.size(), 1u);
+  EXPECT_EQ(site.distributions[0].name, "huge");
+  EXPECT_EQ(site.distributions[0].version, "1.0");
+  ASSERT_FALSE(site.problems.empty());
+  EXPECT_NE(site.problems[0].message.find("longer than 256 bytes"), std::string::npos)
+      << site.problems[0].message;
+}

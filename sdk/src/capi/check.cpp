@@ -3,6 +3,7 @@
 
 #include "check/report_json.hpp"
 #include "check_settings.hpp"
+#include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -142,8 +143,7 @@ archfit_status archfit_report_json(const archfit_report* report, const char** ou
     require_argument(report, "report");
     require_argument(out_json, "out_json");
     std::call_once(report->json_once, [&] {
-      report->json = check::check_document(report->result)
-                         .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      report->json = archfit::util::json_text(check::check_document(report->result));
     });
     *out_json = report->json.c_str();
   });

@@ -8,6 +8,7 @@
 #include "check_settings.hpp"
 #include "diagnose/diagnosis.hpp"
 #include "diagnose/explain.hpp"
+#include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -134,8 +135,7 @@ archfit_status archfit_diagnosis_json(const archfit_diagnosis* diagnosis,
     require_argument(diagnosis, "diagnosis");
     require_argument(out_json, "out_json");
     std::call_once(diagnosis->json_once, [&] {
-      diagnosis->json = diagnose::to_json(diagnosis->result)
-                            .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      diagnosis->json = archfit::util::json_text(diagnose::to_json(diagnosis->result));
     });
     *out_json = diagnosis->json.c_str();
   });

@@ -9,6 +9,7 @@
 #include "handles.hpp"
 #include "plugin/plugin_json.hpp"
 #include "string_list.hpp"
+#include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -143,8 +144,7 @@ archfit_status archfit_plugin_set_json(const archfit_plugin_set* set,
     require_argument(set, "set");
     require_argument(out_json, "out_json");
     std::call_once(set->json_once, [&] {
-      set->json = plugin::plugin_set_json(set->set).dump(-1, ' ', false,
-                                                         nlohmann::json::error_handler_t::replace);
+      set->json = archfit::util::json_text(plugin::plugin_set_json(set->set));
     });
     *out_json = set->json.c_str();
   });

@@ -6,6 +6,7 @@
 #include "binary/scan_json.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
 using archfit::capi::guarded;
@@ -200,8 +201,7 @@ archfit_status archfit_scan_json(const archfit_scan* scan, const char** out_json
     require_argument(scan, "scan");
     require_argument(out_json, "out_json");
     std::call_once(scan->json_once, [&] {
-      scan->json = binary::scan_document({scan->result})
-                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      scan->json = archfit::util::json_text(binary::scan_document({scan->result}));
     });
     *out_json = scan->json.c_str();
   });

@@ -15,6 +15,7 @@
 #include "sys/child_process.hpp"
 #include "sys/run_program.hpp"
 #include "util/file.hpp"
+#include "util/json_text.hpp"
 
 namespace archfit::jit {
 
@@ -116,8 +117,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
             answer = {{"error", error.what()}};
           }
           // NVRTC's log is not always UTF-8: replace what is not, never throw.
-          const std::string text =
-              answer.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+          const std::string text = util::json_text(answer);
           return std::vector<uint8_t>(text.begin(), text.end());
         },
         limits);
