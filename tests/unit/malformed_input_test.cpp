@@ -499,21 +499,30 @@ TEST(MalformedInput, ContainerSizeOfTwoToThe64MinusOne) {
 // past the section used to pass for unrelated bytes: its images vanished and
 // `archfit scan` exited 0 (issue 24). Its header is exact, so it is reported,
 // and the search goes on to the good container after it.
+// An ELF whose .rodata holds other bytes, then `odd`, then the sample's
+// good containers; `odd_at` is where `odd` starts in the file.
+BuiltElf rodata_with(const ContainerSpec& odd, const Sample& sample, uint64_t& odd_at) {
+  Bytes rodata = filler(200, 7);
+  pad_to(rodata, 8);
+  const uint64_t in_section = rodata.size();
+  append(rodata, container_bytes(odd));
+  pad_to(rodata, 8);
+  append(rodata, sample.bytes);
+  BuiltElf elf = elf_with_section(std::move(rodata), ".rodata");
+  odd_at = elf.data_offsets[1] + in_section;
+  return elf;
+}
+
 TEST(MalformedInput, EmbeddedContainerWhoseSizeRunsPastItsSectionIsReported) {
   const Sample sample = make_sample();
   ContainerSpec corrupt = sample.specs[0];
   corrupt.size = uint64_t{1} << 20;
-  Bytes rodata = filler(200, 7);
-  pad_to(rodata, 8);
-  const uint64_t corrupt_at = rodata.size();
-  append(rodata, container_bytes(corrupt));
-  pad_to(rodata, 8);
-  append(rodata, sample.bytes);
-  const BuiltElf elf = elf_with_section(std::move(rodata), ".rodata");
+  uint64_t corrupt_at = 0;
+  const BuiltElf elf = rodata_with(corrupt, sample, corrupt_at);
   const FileScan result = scan(elf.bytes);
   EXPECT_EQ(result.images.size(), kSampleImages) << describe(result);
   ASSERT_EQ(result.problems.size(), 1u) << describe(result);
-  EXPECT_TRUE(has_problem_at(result, elf.data_offsets[1] + corrupt_at + 8,
+  EXPECT_TRUE(has_problem_at(result, corrupt_at + 8,
                              "fatbin container size 0x100000 runs past the end of .rodata"))
       << describe(result);
 }
@@ -526,6 +535,36 @@ TEST(MalformedInput, ContainerWithUnknownVersionOrHeaderSize) {
   result = scan_with_bad_middle_container([](ContainerSpec& c) { c.header_size = 0xffff; }, &at);
   expect_others_survive(result);
   EXPECT_TRUE(has_problem_at(result, at, "header size 65535")) << describe(result);
+}
+
+// The same in .rodata, where containers are found by their magic: a header
+// of version 2, or of size 0xFFFF, used to pass for unrelated bytes and its
+// images went missing with `scan` exiting 0 (issue 34). The magic with half
+// a header is a container archfit cannot read: reported; the magic alone,
+// in other data, is chance and passed over.
+TEST(MalformedInput, EmbeddedContainerOfAnUnknownVersionOrHeaderSizeIsReported) {
+  const Sample sample = make_sample();
+  for (const bool version : {true, false}) {
+    ContainerSpec odd = sample.specs[0];
+    if (version) {
+      odd.version = 2;
+    } else {
+      odd.header_size = 0xffff;
+    }
+    uint64_t odd_at = 0;
+    const FileScan result = scan(rodata_with(odd, sample, odd_at).bytes);
+    EXPECT_GE(result.images.size(), kSampleImages) << describe(result);
+    EXPECT_TRUE(has_problem_at(result, odd_at, version ? "version 2" : "header size 65535"))
+        << describe(result);
+  }
+  // The magic alone among other bytes is no container.
+  Bytes rodata = filler(200, 7);
+  pad_to(rodata, 8);
+  append(rodata, Bytes{std::byte{0x50}, std::byte{0xed}, std::byte{0x55}, std::byte{0xba},
+                       std::byte{0x07}, std::byte{0x07}, std::byte{0x07}, std::byte{0x07}});
+  append(rodata, filler(64, 9));
+  const FileScan quiet = scan(elf_with_section(std::move(rodata), ".rodata").bytes);
+  EXPECT_TRUE(quiet.problems.empty()) << describe(quiet);
 }
 
 TEST(MalformedInput, EntryHeaderSizeOf0And63AndHuge) {

@@ -245,7 +245,23 @@ void scan_region(const ByteReader& bytes, uint64_t begin, uint64_t end, RegionLa
       // used to pass for unrelated data, and the container's images went
       // missing from a scan that said nothing (issue 24).
       if (!container_signature_at(bytes, at, end)) {
-        at += 4;  // the magic number alone, inside unrelated data
+        // The magic and half of the rest of the header (version 1, or a
+        // 16-byte header) is a container archfit cannot read, not chance:
+        // said, never passed over (issue 34). The magic alone is chance.
+        if (at + fatbin::kContainerHeaderSize <= end) {
+          const uint16_t version = bytes.u16(at + 4, "container version");
+          const uint16_t header_size = bytes.u16(at + 6, "container header size");
+          if (version == fatbin::kContainerVersion || header_size == fatbin::kContainerHeaderSize) {
+            out.problems.push_back(
+                {at, "at offset " + hex(at) + ": a fatbin container in " +
+                         std::string(source.section) + " whose header says version " +
+                         std::to_string(version) + " and header size " +
+                         std::to_string(header_size) + ", which archfit does not read (version " +
+                         std::to_string(fatbin::kContainerVersion) + ", 16 bytes); its images " +
+                         "were not read"});
+          }
+        }
+        at += 4;
         continue;
       }
     }
