@@ -111,13 +111,25 @@ class ScanIndexTest : public ::testing::Test {
 
   TreeScan scan_with(ScanIndex& index) {
     archfit::binary::TreeScanOptions options;
-    options.reuse = [&](const std::string& path, const FileStamp& stamp) {
-      return index.take(path, stamp);
+    options.reuse = [&](const std::string& path, const FileStamp& stamp,
+                        const std::string& real_path) {
+      return index.take(path, stamp, real_path);
     };
     options.reuse_listing = [&](const std::string& dir, const FileStamp& stamp) {
       return index.listing(dir, stamp);
     };
     return archfit::binary::scan_tree({tree_}, options);
+  }
+  static TreeScan scan_with_root(ScanIndex& index, const fs::path& root) {
+    archfit::binary::TreeScanOptions options;
+    options.reuse = [&](const std::string& path, const FileStamp& stamp,
+                        const std::string& real_path) {
+      return index.take(path, stamp, real_path);
+    };
+    options.reuse_listing = [&](const std::string& dir, const FileStamp& stamp) {
+      return index.listing(dir, stamp);
+    };
+    return archfit::binary::scan_tree({root}, options);
   }
 
   fs::path fixtures_, top_, tree_, cache_;
@@ -132,15 +144,21 @@ TEST_F(ScanIndexTest, BytesAndBackKeepEveryFieldOfEveryFile) {
   EXPECT_EQ(index.size(), scan.files.size());
   bool saw_payload = false, saw_problem = false, saw_linkage = false;
   for (size_t i = 0; i < scan.files.size(); ++i) {
-    auto reloaded = index.take(scan.files[i].path, scan.stamps[i]);
+    auto reloaded = index.take(scan.files[i].path, scan.stamps[i], scan.real_paths[i]);
     ASSERT_TRUE(reloaded) << scan.files[i].path;
     expect_same(scan.files[i], *reloaded);
     for (const auto& image : reloaded->images) saw_payload |= image.payload != nullptr;
     saw_problem |= !reloaded->problems.empty();
     saw_linkage |= reloaded->linkage.has_value();
-    EXPECT_FALSE(index.take(scan.files[i].path, scan.stamps[i])) << "taken twice";
+    EXPECT_FALSE(index.take(scan.files[i].path, scan.stamps[i], scan.real_paths[i]))
+        << "taken twice";
   }
   EXPECT_TRUE(saw_payload && saw_problem && saw_linkage);
+  // The real path is part of what must match.
+  ScanIndex again = ScanIndex::from_bytes(ScanIndex::to_bytes(scan));
+  EXPECT_FALSE(again.take(scan.files[0].path, scan.stamps[0], "/elsewhere/lib.so"));
+  EXPECT_FALSE(again.take(scan.files[0].path, scan.stamps[0], ""));
+  EXPECT_TRUE(again.take(scan.files[0].path, scan.stamps[0], scan.real_paths[0]));
 }
 
 TEST_F(ScanIndexTest, ASecondScanReadsNothingAndAChangedFileIsReadAgain) {
@@ -308,4 +326,136 @@ TEST_F(ScanIndexTest, ACheckAnswersTheSameFromTheIndex) {
   b.erase("scan");
   EXPECT_EQ(a, b);
   EXPECT_EQ(second.verdict, archfit::check::OverallVerdict::fails);
+}
+
+// Found in issue 34: a scan-index/ folder at mode 0777 inside a good cache
+// directory was used silently; the kernel cache refuses the same.
+TEST_F(ScanIndexTest, AScanIndexFolderOthersCanWriteIsRefused) {
+  fs::create_directories(cache_);
+  ::chmod(cache_.c_str(), 0700);
+  ScanIndex first = ScanIndex::open(cache_, {tree_});
+  ASSERT_EQ(first.save(scan_with(first)), "");
+  ::chmod((cache_ / "scan-index").c_str(), 0777);
+  ScanIndex planted = ScanIndex::open(cache_, {tree_});
+  EXPECT_NE(planted.problem().find("scan-index"), std::string::npos) << planted.problem();
+  EXPECT_NE(planted.problem().find("writable by others"), std::string::npos) << planted.problem();
+  EXPECT_EQ(planted.size(), 0u);
+  const TreeScan scan = scan_with(planted);
+  EXPECT_EQ(scan.reused, 0u);
+  EXPECT_NE(planted.save(scan), "") << "nothing is written there either";
+}
+
+namespace {
+
+// A blue/green deployment: `current` is a link to one of two trees, each a
+// folder with a library of its own name and content, replaced atomically
+// (a new link renamed over the old one).
+struct BlueGreen {
+  fs::path top, blue, green, current;
+  BlueGreen(const fs::path& at, const fs::path& fixtures) : top(at) {
+    blue = top / "blue";
+    green = top / "green";
+    current = top / "current";
+    fs::create_directories(blue);
+    fs::create_directories(green);
+    fs::copy_file(fixtures / "sm_86_sm_89.so", blue / "libblue.so");
+    fs::copy_file(fixtures / "compute_90.so", green / "libgreen.so");
+    fs::create_directory_symlink(blue, current);
+  }
+  void point_at(const fs::path& target) const {
+    const fs::path next = top / "current.next";
+    fs::remove(next);
+    fs::create_directory_symlink(target, next);
+    fs::rename(next, current);
+  }
+};
+
+std::vector<std::string> paths_and_images(const TreeScan& scan) {
+  std::vector<std::string> out;
+  for (const auto& file : scan.files)
+    out.push_back(file.path + " " + std::to_string(file.images.size()) +
+                  (file.unreadable ? " unreadable" : ""));
+  return out;
+}
+
+}  // namespace
+
+// Found in issue 34: a link flipped while a check walked was served stale
+// for three runs ("fits" while --no-index said "fails"): the listing of the
+// tree it led to was kept under the stamp of the one it had led to. The
+// link flips here between the walk's stat and the listing; every later
+// scan, from the index or not, must see what is there.
+TEST_F(ScanIndexTest, ALinkFlippedDuringTheWalkIsNeverServedStale) {
+  const BlueGreen site(top_ / "site", fixtures_);
+  let_changes_settle();
+  archfit::binary::TreeScanOptions flipping;
+  ScanIndex first = ScanIndex::open(cache_, {site.current});
+  flipping.reuse = [&](const std::string& path, const FileStamp& stamp,
+                       const std::string& real_path) { return first.take(path, stamp, real_path); };
+  flipping.reuse_listing = [&](const std::string& dir, const FileStamp& stamp) {
+    return first.listing(dir, stamp);
+  };
+  bool flipped = false;
+  flipping.on_progress = [&](const archfit::binary::ScanProgress& progress) {
+    if (progress.walking && progress.last == site.current.string() && !flipped) {
+      site.point_at(site.green);  // after the stat of `current`, before its listing
+      flipped = true;
+    }
+  };
+  const TreeScan during = archfit::binary::scan_tree({site.current}, flipping);
+  ASSERT_TRUE(flipped);
+  ASSERT_EQ(first.save(during), "");
+
+  // Back to blue, as a roll-back would: the index must not answer with green's names.
+  site.point_at(site.blue);
+  for (int run = 0; run < 3; ++run) {
+    ScanIndex index = ScanIndex::open(cache_, {site.current});
+    const TreeScan from_index = archfit::binary::scan_tree(
+        {site.current},
+        {.reuse = [&](const std::string& path, const FileStamp& stamp,
+                      const std::string& real_path) { return index.take(path, stamp, real_path); },
+         .reuse_listing = [&](const std::string& dir,
+                              const FileStamp& stamp) { return index.listing(dir, stamp); }});
+    const TreeScan fresh = archfit::binary::scan_tree({site.current});
+    EXPECT_EQ(paths_and_images(from_index), paths_and_images(fresh)) << "run " << run;
+    ASSERT_EQ(fresh.files.size(), 1u);
+    EXPECT_EQ(fresh.files[0].path, (site.current / "libblue.so").string());
+    ASSERT_EQ(index.save(from_index), "");
+  }
+}
+
+// The same for a link to a file flipped between the walk's stat and the
+// read: what was read is kept under the file actually opened, so flipping
+// back never serves the other file's images.
+TEST_F(ScanIndexTest, AFileLinkFlippedBeforeItIsReadIsKeptUnderTheFileRead) {
+  const fs::path site = top_ / "files";
+  fs::create_directories(site / "lib");
+  fs::copy_file(fixtures_ / "sm_86_sm_89.so", site / "blue.so");
+  fs::copy_file(fixtures_ / "compute_90.so", site / "green.so");
+  fs::create_symlink(site / "blue.so", site / "lib" / "libop.so");
+  let_changes_settle();
+  const auto point_at = [&](const fs::path& target) {
+    fs::remove(site / "lib" / "next");
+    fs::create_symlink(target, site / "lib" / "next");
+    fs::rename(site / "lib" / "next", site / "lib" / "libop.so");
+  };
+  ScanIndex first = ScanIndex::open(cache_, {site / "lib"});
+  archfit::binary::TreeScanOptions flipping;
+  flipping.reuse = [&](const std::string& path, const FileStamp& stamp,
+                       const std::string& real_path) {
+    point_at(site / "green.so");  // the walk stat'ed blue; the read opens green
+    return first.take(path, stamp, real_path);
+  };
+  const TreeScan during = archfit::binary::scan_tree({site / "lib"}, flipping);
+  ASSERT_EQ(during.files.size(), 1u);
+  EXPECT_EQ(during.real_paths[0], (site / "green.so").string());
+  ASSERT_EQ(first.save(during), "");
+
+  point_at(site / "blue.so");
+  let_changes_settle();
+  ScanIndex second = ScanIndex::open(cache_, {site / "lib"});
+  const TreeScan after = scan_with_root(second, site / "lib");
+  const TreeScan fresh = archfit::binary::scan_tree({site / "lib"});
+  EXPECT_EQ(after.reused, 0u) << "green's scan must not be served for blue";
+  EXPECT_EQ(paths_and_images(after), paths_and_images(fresh));
 }

@@ -180,3 +180,78 @@ TEST_F(TreeWalk, TheScanDocumentListsWhatWasNotFollowedAndExactPathBytes) {
   }
   EXPECT_TRUE(found);
 }
+
+// Found in issue 34: a hard-linked copy of torch's library in a package
+// whose folder sorts first hid torch's own copy, and with it the PyTorch
+// stack and its fix. Each name that is not a symbolic link is judged; the
+// file is read once.
+TEST_F(TreeWalk, AHardLinkIsReadOnceAndJudgedUnderEachName) {
+  fs::create_directories(root_ / "aaa_copy");
+  fs::create_hard_link(root_ / "pkg" / "_C.so", root_ / "aaa_copy" / "_C.so");
+  fs::create_symlink("_C.so", root_ / "pkg" / "_C_alias.so");
+  const FileList list = list_files({root_});
+  EXPECT_EQ(relative_files(list, root_), (std::vector<std::string>{"aaa_copy/_C.so"}));
+  ASSERT_EQ(list.hard_links.size(), 1u) << "the link by name is an alias, not another owner";
+  EXPECT_EQ(list.hard_links[0].path, (root_ / "pkg" / "_C.so").string());
+  EXPECT_EQ(list.hard_links[0].same_as, 0u);
+
+  const auto scan = archfit::binary::scan_tree({root_});
+  ASSERT_EQ(scan.files.size(), 2u);
+  EXPECT_EQ(scan.hard_links, 1u);
+  EXPECT_EQ(scan.files[0].path, (root_ / "aaa_copy" / "_C.so").string());
+  EXPECT_EQ(scan.files[1].path, (root_ / "pkg" / "_C.so").string());
+  ASSERT_FALSE(scan.files[0].images.empty());
+  EXPECT_EQ(scan.files[1].images.size(), scan.files[0].images.size());
+  EXPECT_EQ(scan.bytes, scan.files[0].file_size) << "read once";
+  EXPECT_EQ(scan.stamps[1], archfit::binary::FileStamp{}) << "a second name is never kept apart";
+}
+
+namespace {
+
+// Makes and removes folders whose full path is longer than PATH_MAX, one
+// relative step at a time (no call may name the whole path).
+class DeepFolder {
+ public:
+  DeepFolder(const fs::path& top, size_t depth) : top_(top), depth_(depth) {
+    const fs::path before = fs::current_path();
+    fs::current_path(top_);
+    for (size_t i = 0; i < depth_; ++i) {
+      fs::create_directory(step_name());
+      fs::current_path(step_name());
+    }
+    fs::copy_file(kFixtures / "sm_86_sm_89.so", "libdeep.so");
+    fs::current_path(before);
+  }
+  ~DeepFolder() {
+    const fs::path before = fs::current_path();
+    fs::current_path(top_);
+    for (size_t i = 0; i < depth_; ++i) fs::current_path(step_name());
+    ::unlink("libdeep.so");
+    for (size_t i = 0; i < depth_; ++i) {
+      fs::current_path("..");
+      ::rmdir(step_name().c_str());
+    }
+    fs::current_path(before);
+  }
+  static std::string step_name() { return std::string(200, 'd'); }
+
+ private:
+  fs::path top_;
+  size_t depth_;
+};
+
+}  // namespace
+
+// Found in issue 34: a failing library at a path over 4,096 characters was
+// passed over without a word, so the check said "fits". It is reported.
+TEST_F(TreeWalk, AFileDeeperThanPathMaxIsReportedNotPassedOver) {
+  const DeepFolder deep(root_, 25);  // 25 × 201 bytes: over 4,096
+  const auto scan = archfit::binary::scan_tree({root_});
+  const auto reported = std::find_if(scan.files.begin(), scan.files.end(), [](const auto& file) {
+    return file.unreadable && !file.problems.empty() &&
+           file.problems[0].message.find("PATH_MAX") != std::string::npos;
+  });
+  ASSERT_NE(reported, scan.files.end()) << "nothing said of the deep folder";
+  EXPECT_GT(reported->path.size(), 4000u);
+  EXPECT_NE(reported->problems[0].message.find("was not read"), std::string::npos);
+}

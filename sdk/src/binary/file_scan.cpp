@@ -4,8 +4,11 @@
 
 namespace archfit::binary {
 
-FileScan scan_file(const std::filesystem::path& path, const ScanOptions& options) {
+FileScan scan_file(const std::filesystem::path& path, const ScanOptions& options,
+                   OpenedFile* opened) {
   const sys::MappedFile file = sys::MappedFile::open(path);
+  if (opened && file.kind() != sys::MappedFile::Kind::failed)
+    *opened = {file.stamp(), file.real_path()};
   if (file.kind() == sys::MappedFile::Kind::mapped)
     return scan_bytes(file.bytes(), path.string(), options);
   FileScan scan;

@@ -4,13 +4,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <utility>
 
 #include "archive_scan.hpp"
@@ -28,21 +30,29 @@ namespace {
 
 using FileId = std::pair<dev_t, ino_t>;
 
-FileStamp stamp_of(const struct stat& info) {
-  FileStamp stamp;
-  stamp.size = static_cast<uint64_t>(info.st_size);
-  stamp.mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
-  stamp.ctime_ns = static_cast<int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
-  stamp.device = static_cast<uint64_t>(info.st_dev);
-  stamp.inode = static_cast<uint64_t>(info.st_ino);
-  return stamp;
+using sys::stamp_of;
+
+// The real path of `path`, every link resolved; "" when it cannot be had.
+std::string resolved(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
+  return real ? std::string(real.get()) : std::string();
+}
+
+std::string child_of(const std::string& dir, std::string_view name) {
+  std::string child = dir;
+  if (!child.ends_with('/')) child += '/';
+  child += name;
+  return child;
 }
 
 struct Walker {
   FileList& out;
   const ReuseListing& reuse_listing;
   const ProgressCallback& on_progress;
-  std::set<FileId> seen;
+  // Every file and directory met, with the index of the file in out.files
+  // (kNotAFile for a directory or a wheel).
+  static constexpr size_t kNotAFile = static_cast<size_t>(-1);
+  std::map<FileId, size_t> seen;
   // The real path of the directory named, which the walk never leaves
   // (tree_scan.hpp); "" while no directory is being walked.
   std::string root;
@@ -55,46 +65,66 @@ struct Walker {
     out.unreadable.push_back(std::move(scan));
   }
 
-  // Whether the directory `path` (a symbolic link) resolves inside `root`;
-  // one that does not is recorded as skipped.
-  bool stays_inside_root(const std::string& path) {
-    std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
-    if (!real) return false;  // gone or unreadable since listed: nothing to follow
-    const std::string_view target = real.get();
+  // Whether the directory `path` (a symbolic link that resolves to `target`)
+  // lies inside `root`; one that does not is recorded as skipped.
+  bool stays_inside_root(const std::string& path, const std::string& target) {
+    if (target.empty()) return false;  // gone or unreadable since listed: nothing to follow
     const bool inside =
         root == "/" || target == root || (target.starts_with(root) && target[root.size()] == '/');
-    if (!inside) {
-      out.skipped.push_back(
-          {path, "a symbolic link to " + std::string(target) + ", outside " + root});
-    }
+    if (!inside)
+      out.skipped.push_back({path, "a symbolic link to " + target + ", outside " + root});
     return inside;
+  }
+
+  void add_file(const std::string& path, const struct stat& info, std::string real_path) {
+    seen[{info.st_dev, info.st_ino}] = out.files.size();
+    out.files.emplace_back(path);
+    out.stamps.push_back(stamp_of(info));
+    out.real_paths.push_back(std::move(real_path));
   }
 
   // Paths are plain strings here: a tree of 17,000 files would spend more
   // time parsing std::filesystem::path components than reading directories.
-  // `parent_device`: the file system of the directory listing `path`.
-  void visit(const std::string& path, std::string_view name, bool named, dev_t parent_device) {
+  // `parent_device`: the file system of the directory listing `path`;
+  // `parent_real`: that directory's real path ("" for a path named).
+  void visit(const std::string& path, std::string_view name, bool named, dev_t parent_device,
+             const std::string& parent_real) {
     struct stat info {};
+    bool link = false;
     if (named) {
       if (::stat(path.c_str(), &info) != 0) {
-        problem(path, "cannot read: " + std::string(std::strerror(errno)));
+        problem(path, "cannot read: " + stat_failure(errno));
         return;
       }
     } else {
-      if (::lstat(path.c_str(), &info) != 0) return;  // gone since it was listed
+      if (::lstat(path.c_str(), &info) != 0) {
+        // Gone since it was listed: nothing to judge. Anything else (a path
+        // longer than the OS takes, an I/O error) is a file not read.
+        if (errno != ENOENT) problem(path, "cannot read: " + stat_failure(errno));
+        return;
+      }
       if (S_ISLNK(info.st_mode)) {
+        link = true;
         // A dangling symlink met inside a tree is not the user's question.
         if (::stat(path.c_str(), &info) != 0) return;
-        if (S_ISDIR(info.st_mode) && !stays_inside_root(path)) return;
       }
     }
     if (!named && S_ISREG(info.st_mode) && never_device_code(name)) return;
-    if (!seen.insert({info.st_dev, info.st_ino}).second) return;  // loop or alias
+    // Where it really is: known from the walk for what is not a link.
+    std::string real_path = named || link ? resolved(path) : child_of(parent_real, name);
+    if (link && S_ISDIR(info.st_mode) && !stays_inside_root(path, real_path)) return;
+    const auto [earlier, first_time] = seen.try_emplace({info.st_dev, info.st_ino}, kNotAFile);
+    if (!first_time) {
+      // A loop or an alias is passed over; another name of a regular file
+      // that is not a link is a hard link, judged under its own name too.
+      if (S_ISREG(info.st_mode) && !link && earlier->second != kNotAFile)
+        out.hard_links.push_back({path, earlier->second});
+      return;
+    }
     if (S_ISREG(info.st_mode) && named && is_wheel(path)) {
       out.wheels.emplace_back(path);
     } else if (S_ISREG(info.st_mode)) {
-      out.files.emplace_back(path);
-      out.stamps.push_back(stamp_of(info));
+      add_file(path, info, std::move(real_path));
     } else if (S_ISDIR(info.st_mode)) {
       // Asked where a file system may begin: once per mount, not per directory.
       if (named || info.st_dev != parent_device) {
@@ -109,18 +139,22 @@ struct Walker {
           return;
         }
       }
-      if (named) {
-        std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr),
-                                                         &std::free);
-        root = real ? real.get() : path;
-      }
-      walk_directory(path, stamp_of(info), info.st_dev);
+      if (named) root = real_path.empty() ? path : real_path;
+      walk_directory(path, real_path.empty() ? path : real_path, stamp_of(info), info.st_dev);
     } else if (named) {
       out.files.emplace_back(path);  // scan_file says what it is
       out.stamps.push_back({});
+      out.real_paths.emplace_back();
     }
     // Inside a tree, a FIFO, socket or device is passed over: none holds
     // device code, and opening one can block or never end.
+  }
+
+  static std::string stat_failure(int error) {
+    if (error == ENAMETOOLONG)
+      return "its path is longer than this system lets a program name a file (PATH_MAX, " +
+             std::to_string(PATH_MAX) + " bytes), so it was not read";
+    return std::strerror(error);
   }
 
   // sys::DirectoryListing (readdir) rather than std::filesystem: its entry
@@ -129,13 +163,17 @@ struct Walker {
   // 16,910 files, about 600 of them read). An
   // unchanged directory is not read at all when an earlier walk's listing
   // of it is offered (reuse_listing).
-  void walk_directory(const std::string& dir, const FileStamp& stamp, dev_t device) {
+  // `stamp`: the directory as the walk stat'ed it; `real_dir`: where it
+  // really is.
+  void walk_directory(const std::string& dir, const std::string& real_dir, const FileStamp& stamp,
+                      dev_t device) {
     report_progress(dir);
     if (reuse_listing) {
       if (const std::vector<std::string>* names = reuse_listing(dir, stamp)) {
         ++out.listings_reused;
         out.directories.push_back({dir, stamp, *names});
-        visit_children(dir, *names, device);  // not directories.back(): the walk below appends
+        // Not directories.back(): the walk below appends.
+        visit_children(dir, real_dir, *names, device);
         return;
       }
     }
@@ -145,13 +183,17 @@ struct Walker {
     };
     std::vector<Child> children;
     bool complete = true;
-    {  // closed before the children are visited: one open directory at a time
+    FileStamp listed;  // the directory actually opened: a link may have changed since the stat
+    {                  // closed before the children are visited: one open directory at a time
       using Type = sys::DirectoryListing::Type;
       sys::DirectoryListing listing = sys::DirectoryListing::open(dir);
       if (!listing.is_open()) {
-        problem(dir, "cannot list directory: " + listing.problem());
+        const bool too_long = listing.problem() == std::strerror(ENAMETOOLONG);
+        problem(dir, "cannot list directory: " +
+                         (too_long ? stat_failure(ENAMETOOLONG) : listing.problem()));
         return;
       }
+      listed = listing.stamp();
       while (const auto entry = listing.next()) {
         const bool file_or_link = entry->type == Type::file || entry->type == Type::link;
         if (file_or_link && never_device_code(entry->name)) continue;
@@ -169,20 +211,22 @@ struct Walker {
     std::vector<std::string> names;
     names.reserve(children.size());
     for (auto& child : children) names.push_back(std::move(child.name));
-    if (complete) {
-      out.directories.push_back({dir, stamp, names});  // a listing cut short is not kept
-    }
-    visit_children(dir, names, device);
+    // A listing cut short is not kept, nor one of another directory than the
+    // walk stat'ed: a link flipped between the two, and the names belong to
+    // the directory listed, under whose stamp alone they may be kept.
+    if (complete) out.directories.push_back({dir, listed == stamp ? stamp : FileStamp{}, names});
+    visit_children(dir, real_dir, names, device);
   }
 
-  void visit_children(const std::string& dir, const std::vector<std::string>& names, dev_t device) {
+  void visit_children(const std::string& dir, const std::string& real_dir,
+                      const std::vector<std::string>& names, dev_t device) {
     std::string child_path = dir;
     if (!child_path.ends_with('/')) child_path += '/';
     const size_t base = child_path.size();
     for (const auto& name : names) {
       child_path.resize(base);
       child_path += name;
-      visit(child_path, name, false, device);
+      visit(child_path, name, false, device, real_dir);
     }
   }
 
@@ -210,7 +254,7 @@ FileList list_files(const std::vector<fs::path>& paths, const ReuseListing& reus
   FileList list;
   list.started_ns = wall_clock_ns();
   Walker walker{list, reuse_listing, on_progress, {}, {}};
-  for (const auto& path : paths) walker.visit(path.string(), path.filename().native(), true, 0);
+  for (const auto& path : paths) walker.visit(path.string(), path.filename().native(), true, 0, "");
   return list;
 }
 
@@ -220,7 +264,8 @@ namespace {
 struct WorkItem {
   uint64_t size = 0;
   const fs::path* file = nullptr;
-  FileStamp stamp;  // a file's
+  FileStamp stamp;  // a file's, as the walk found it
+  const std::string* real_path = nullptr;
   ZipReaderPool* archive = nullptr;
   ZipMember member;
 };
@@ -263,7 +308,8 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   FileList list = list_files(paths, options.reuse_listing, options.on_progress);
   std::vector<WorkItem> items;
   for (size_t i = 0; i < list.files.size(); ++i)
-    items.push_back({list.stamps[i].size, &list.files[i], list.stamps[i], nullptr, {}});
+    items.push_back(
+        {list.stamps[i].size, &list.files[i], list.stamps[i], &list.real_paths[i], nullptr, {}});
 
   // Each wheel's device-code members; a wheel that will not open is a problem.
   std::vector<std::unique_ptr<ZipReaderPool>> wheels;
@@ -273,7 +319,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
       auto archive = pool->acquire();
       for (auto& member : archive->members()) {
         if (may_hold_device_code(member.name))
-          items.push_back({member.size, nullptr, {}, pool.get(), std::move(member)});
+          items.push_back({member.size, nullptr, {}, nullptr, pool.get(), std::move(member)});
       }
       pool->release(std::move(archive));
       wheels.push_back(std::move(pool));
@@ -289,6 +335,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   TreeScan result;
   result.files.resize(items.size());
   result.stamps.resize(items.size());
+  result.real_paths.resize(items.size());
   std::atomic<size_t> reused{0};
   const unsigned threads = options.threads ? options.threads : default_threads();
   // Largest first, so one big library does not finish last on one core;
@@ -307,16 +354,24 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
     const WorkItem& item = items[order[k].second];
     FileScan& scan = result.files[order[k].second];
     if (item.file) {
-      result.stamps[order[k].second] = item.stamp;
       if (options.reuse && item.stamp != FileStamp{}) {
-        if (auto earlier = options.reuse(item.file->native(), item.stamp)) {
+        if (auto earlier = options.reuse(item.file->native(), item.stamp, *item.real_path)) {
           scan = std::move(*earlier);
+          result.stamps[order[k].second] = item.stamp;
+          result.real_paths[order[k].second] = *item.real_path;
           ++reused;
           progress.finished(scan, item.size);
           return;
         }
       }
-      scan = scan_file(*item.file, per_item);
+      // What was read is kept under the file actually opened, which a link
+      // flipped since the walk's stat may have changed.
+      OpenedFile opened;
+      scan = scan_file(*item.file, per_item, &opened);
+      if (!opened.real_path.empty()) {
+        result.stamps[order[k].second] = opened.stamp;
+        result.real_paths[order[k].second] = std::move(opened.real_path);
+      }
       progress.finished(scan, item.size);
       return;
     }
@@ -336,12 +391,22 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
   result.listings_reused = list.listings_reused;
   result.started_ns = list.started_ns;
   result.skipped = std::move(list.skipped);
+  for (const auto& scan : result.files) {
+    if (!scan.unreadable) result.bytes += scan.file_size;  // a member not read was not scanned
+  }
+  // Each hard link: what its file's scan found, under its own name.
+  for (const HardLink& link : list.hard_links) {
+    FileScan copy = result.files.at(link.same_as);
+    copy.path = link.path;
+    result.files.push_back(std::move(copy));
+    result.stamps.emplace_back();
+    result.real_paths.emplace_back();
+  }
+  result.hard_links = list.hard_links.size();
   for (auto& scan : list.unreadable) {
     result.files.push_back(std::move(scan));
     result.stamps.emplace_back();
-  }
-  for (const auto& scan : result.files) {
-    if (!scan.unreadable) result.bytes += scan.file_size;  // a member not read was not scanned
+    result.real_paths.emplace_back();
   }
   return result;
 }

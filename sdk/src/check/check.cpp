@@ -93,16 +93,6 @@ std::vector<env::Wheel> read_wheels(const CheckRequest& request,
   return wheels;
 }
 
-// `path` is one of the --wheels, or a member of one ("x.whl!/pkg/_C.so").
-bool in_a_wheel(const std::string& path, const std::vector<fs::path>& wheels) {
-  return std::any_of(wheels.begin(), wheels.end(), [&](const fs::path& wheel) {
-    const std::string& name = wheel.native();
-    return path == name ||
-           (path.starts_with(name) && path.compare(name.size(), binary::kMemberSeparator.size(),
-                                                   binary::kMemberSeparator) == 0);
-  });
-}
-
 // A binary judged on each device; its judgement is the one on the device
 // where it fares worst (the first such device on a tie).
 BinaryResult judge_on_every_device(const binary::FileScan& file,
@@ -289,8 +279,9 @@ void CheckRun::scan() {
     scan_options.reuse_listing = [this](const std::string& dir, const binary::FileStamp& stamp) {
       return index_->listing(dir, stamp);
     };
-    scan_options.reuse = [this](const std::string& path, const binary::FileStamp& stamp) {
-      return index_->take(path, stamp);
+    scan_options.reuse = [this](const std::string& path, const binary::FileStamp& stamp,
+                                const std::string& real_path) {
+      return index_->take(path, stamp, real_path);
     };
   }
   scan_ = binary::scan_tree(roots_, scan_options);

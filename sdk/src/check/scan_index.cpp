@@ -24,8 +24,9 @@ using nlohmann::json;
 namespace {
 
 // Bumped whenever what is stored changes.
-constexpr int kIndexFormat =
-    3;  // 3: Windows .dll/.pyd read (a file stored as "other" before may hold images)
+// 3: Windows .dll/.pyd read (a file stored as "other" before may hold images);
+// 4: each file's real path, and the stamp of the file opened.
+constexpr int kIndexFormat = 4;
 // An index bigger than this once decompressed is not one archfit wrote.
 constexpr uint64_t kMaxIndexBytes = 1ull << 30;  // below LZ4_MAX_INPUT_SIZE too
 
@@ -138,7 +139,7 @@ binary::PayloadInfo payload_from(const json& in) {
 
 // `images` gets the file's packed images; the document holds where they are.
 json file_json(const binary::FileScan& scan, const binary::FileStamp& stamp,
-               std::vector<PackedImage>& images) {
+               const std::string& real_path, std::vector<PackedImage>& images) {
   std::vector<std::string> strings;
   std::unordered_map<std::string, uint32_t> string_ids;
   const auto id = [&](const std::string& text) {
@@ -186,6 +187,7 @@ json file_json(const binary::FileScan& scan, const binary::FileStamp& stamp,
                {"runpath", scan.linkage->runpath}};
   }
   return {{"path", scan.path},
+          {"real_path", real_path},
           {"stamp", stamp_json(stamp)},
           {"format", static_cast<int>(scan.format)},
           {"elf_machine", scan.machine},
@@ -266,8 +268,10 @@ bool keepable(const binary::FileStamp& stamp, const binary::TreeScan& scan) {
 
 bool keepable_file(size_t i, const binary::TreeScan& scan) {
   // What could not be read may be readable next time with the same stamp
-  // (permissions, a mount), and wheel members have no stamp of their own.
-  return !scan.files[i].unreadable && keepable(scan.stamps.at(i), scan);
+  // (permissions, a mount), and wheel members have no stamp of their own;
+  // nor has a hard link, whose file is kept under its first name.
+  return !scan.files[i].unreadable && !scan.real_paths.at(i).empty() &&
+         keepable(scan.stamps.at(i), scan);
 }
 
 // Directory listings as plain bytes, each: the path (u32 length, bytes), the
@@ -357,7 +361,8 @@ std::vector<std::byte> ScanIndex::to_bytes(const binary::TreeScan& scan) {
   json files = json::array();
   std::vector<PackedImage> images;
   for (size_t i = 0; i < scan.files.size(); ++i) {
-    if (keepable_file(i, scan)) files.push_back(file_json(scan.files[i], scan.stamps[i], images));
+    if (keepable_file(i, scan))
+      files.push_back(file_json(scan.files[i], scan.stamps[i], scan.real_paths[i], images));
   }
   const std::vector<uint8_t> document =
       json::to_msgpack(json{{"format", kIndexFormat}, {"files", std::move(files)}});
@@ -415,7 +420,8 @@ ScanIndex ScanIndex::from_bytes(std::span<const std::byte> bytes) {
     if (parsed.at("format").get<int>() != kIndexFormat)
       throw std::runtime_error("format " + parsed.at("format").dump());
     for (const json& file : parsed.at("files")) {
-      Entry entry{stamp_from(file.at("stamp")), scan_from(file, images), false};
+      Entry entry{stamp_from(file.at("stamp")), file.at("real_path").get<std::string>(),
+                  scan_from(file, images), false};
       std::string path = entry.scan.path;
       index.entries_.emplace(std::move(path), std::move(entry));
     }
@@ -441,7 +447,7 @@ ScanIndex ScanIndex::open(const fs::path& cache_dir, const std::vector<fs::path>
   index.writable_ = verdict.use == store::DirUse::read_write;
   index.store_root_ = cache_dir / "scan-index";
   index.key_ = index_key(roots);
-  const store::DiskStore store(index.store_root_, index.writable_);
+  const store::DiskStore store(index.store_root_, index.writable_, "scan results");
   const auto read = store.read(index.key_);
   if (read.status == store::DiskStore::Read::Status::bad) {
     index.problem_ = store.entry_path(index.key_).string() + ": " + read.problem;
@@ -458,9 +464,11 @@ ScanIndex ScanIndex::open(const fs::path& cache_dir, const std::vector<fs::path>
 }
 
 std::optional<binary::FileScan> ScanIndex::take(const std::string& path,
-                                                const binary::FileStamp& stamp) {
+                                                const binary::FileStamp& stamp,
+                                                const std::string& real_path) {
   const auto found = entries_.find(path);
-  if (found == entries_.end() || found->second.taken || !(found->second.stamp == stamp))
+  if (found == entries_.end() || found->second.taken || !(found->second.stamp == stamp) ||
+      real_path.empty() || found->second.real_path != real_path)
     return std::nullopt;
   found->second.taken = true;
   return std::move(found->second.scan);
@@ -491,7 +499,7 @@ std::string ScanIndex::save(const binary::TreeScan& scan) const {
   if (key_.empty()) return problem_.empty() ? "no cache directory" : problem_;
   if (!writable_) return store_root_.string() + " is not writable";
   try {
-    const store::DiskStore store(store_root_, true);
+    const store::DiskStore store(store_root_, true, "scan results");
     std::string problem = store.write(key_, to_bytes(scan));
     store.evict(kScanIndexBudgetBytes);
     return problem;

@@ -6,8 +6,12 @@
 // One index per set of checked roots, stored as one entry of a verified disk
 // store (jit/cache/disk_store.hpp: owner-only directory, written through a
 // temporary file and rename, checksummed on every read) under
-// <cache dir>/scan-index. A file's earlier scan is reused only when its path
-// and FileStamp (size, mtime, ctime, device, inode) are what they were, and
+// <cache dir>/scan-index, a folder that must pass the cache's own trust rule
+// (owned by this user, writable by no one else). A file's earlier scan is
+// kept under the file actually opened and read (its FileStamp: size, mtime,
+// ctime, device, inode; and its real path), never under what the walk's
+// stat saw before a link was flipped, and is reused only when its path,
+// real path and stamp are what they were, and
 // only by the same archfit build: the key covers the size, mtime and inode of
 // the library that holds the scanner, so an upgrade rescans. Anything wrong
 // with an index (unreadable, corrupt, another format) means an empty one,
@@ -46,7 +50,8 @@ class ScanIndex {
   // when the file is new or changed (or was unreadable then), or was taken.
   // Safe to call from several threads at once for different paths: it
   // changes only the entry it finds.
-  std::optional<binary::FileScan> take(const std::string& path, const binary::FileStamp& stamp);
+  std::optional<binary::FileScan> take(const std::string& path, const binary::FileStamp& stamp,
+                                       const std::string& real_path);
 
   // The names an earlier walk kept from this directory as it is now, or
   // nullptr; valid while the index lives. For the walking thread alone.
@@ -73,6 +78,7 @@ class ScanIndex {
  private:
   struct Entry {
     binary::FileStamp stamp;
+    std::string real_path;
     binary::FileScan scan;
     bool taken = false;
   };

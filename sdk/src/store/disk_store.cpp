@@ -41,10 +41,22 @@ struct DiskStore::Listing {
   std::map<std::string, std::vector<fs::path>> temps;  // key → its temporary files
 };
 
-DiskStore::DiskStore(fs::path root, bool writable)
+DiskStore::DiskStore(fs::path root, bool writable, std::string_view holds)
     : root_(std::move(root)),
       entries_root_(root_ / std::string("v").append(std::to_string(kCacheFormat))),
-      writable_(writable) {}
+      writable_(writable),
+      holds_(holds) {}
+
+std::string DiskStore::untrusted_from_root(const fs::path& inside) const {
+  // The root too: the kernel cache's is the cache folder, checked already
+  // when it was chosen, but the scan index's is a folder inside it that
+  // someone else may have made first (issue 34: a scan-index/ at 0777 was
+  // used silently). It may be a link (a cache moved to another disk); the
+  // folders below it may not.
+  if (auto why = sys::untrusted_because(root_, holds_); !why.empty())
+    return root_.string() + ": " + why;
+  return sys::untrusted_below(root_, inside, holds_);
+}
 
 fs::path DiskStore::subdir(std::string_view key) const {
   return entries_root_ / std::string(key.substr(0, 2));
@@ -58,7 +70,7 @@ std::string DiskStore::make_subdir(std::string_view key) const {
   }
   // One that was there already may be another's: nothing is written,
   // locked or removed through it.
-  if (auto untrusted = sys::untrusted_below(root_, subdir(key), "kernels"); !untrusted.empty())
+  if (auto untrusted = untrusted_from_root(subdir(key)); !untrusted.empty())
     return "refusing to write there: " + untrusted;
   return "";
 }
@@ -81,8 +93,7 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
   };
   // The folders above the entry too (issue 24): a shard made 0777, or
   // swapped for a link to another user's folder, is not read from.
-  if (auto untrusted = sys::untrusted_below(root_, path.parent_path(), "kernels");
-      !untrusted.empty())
+  if (auto untrusted = untrusted_from_root(path.parent_path()); !untrusted.empty())
     return bad("not trusted: " + untrusted);
   // Not through a link: an entry is a file archfit wrote itself.
   const sys::NoFollowFile file = sys::NoFollowFile::open(path);
@@ -98,7 +109,7 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
     case sys::NoFollowFile::Kind::failed:
       return bad(file.problem());
   }
-  if (auto untrusted = sys::untrusted_because(path, file.info(), "kernels"); !untrusted.empty())
+  if (auto untrusted = sys::untrusted_because(path, file.info(), holds_); !untrusted.empty())
     return bad("not trusted: " + untrusted);
   const uint64_t size = file.size();
   std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
@@ -156,12 +167,12 @@ std::string DiskStore::write(std::string_view key, std::span<const std::byte> pa
 }
 
 void DiskStore::discard(std::string_view key) const {
-  if (!sys::untrusted_below(root_, subdir(key), "kernels").empty()) return;
+  if (!untrusted_from_root(subdir(key)).empty()) return;
   ::unlink(entry_path(key).c_str());
 }
 
 bool DiskStore::remove(std::string_view key) const {
-  if (!sys::untrusted_below(root_, subdir(key), "kernels").empty()) return false;
+  if (!untrusted_from_root(subdir(key)).empty()) return false;
   auto lock = sys::FileLock::take(lock_path(key), sys::FileLock::Wait::no);
   if (!lock) return false;
   ::unlink(entry_path(key).c_str());
@@ -174,10 +185,10 @@ DiskStore::Listing DiskStore::list(EntryCheck check) const {
   std::error_code error;
   // A shard that fails the trust rule is not listed: its entries would be
   // served, touched or evicted through it.
-  if (!sys::untrusted_below(root_, entries_root_, "kernels").empty()) return listing;
+  if (!untrusted_from_root(entries_root_).empty()) return listing;
   for (fs::directory_iterator sub(entries_root_, error), end; !error && sub != end;
        sub.increment(error)) {
-    if (!sys::untrusted_below(root_, sub->path(), "kernels").empty()) continue;
+    if (!untrusted_from_root(sub->path()).empty()) continue;
     std::error_code inner;
     for (fs::directory_iterator file(sub->path(), inner); !inner && file != end;
          file.increment(inner)) {

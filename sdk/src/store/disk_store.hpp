@@ -38,7 +38,9 @@ enum class EntryCheck { none, header, full };
 
 class DiskStore {
  public:
-  DiskStore(std::filesystem::path root, bool writable);
+  // `holds`: what its entries are, for the reason a folder is refused
+  // ("someone else could plant kernels there").
+  DiskStore(std::filesystem::path root, bool writable, std::string_view holds = "kernels");
 
   const std::filesystem::path& root() const { return root_; }
   bool writable() const { return writable_; }
@@ -84,9 +86,13 @@ class DiskStore {
   Read verify(const std::filesystem::path& path, std::string_view key, EntryCheck check,
               bool touch) const;
 
+  // Why the root or a folder from it down to `inside` may not be trusted; "".
+  std::string untrusted_from_root(const std::filesystem::path& inside) const;
+
   std::filesystem::path root_;
   std::filesystem::path entries_root_;  // root_/v1
   bool writable_;
+  std::string holds_;
 };
 
 }  // namespace archfit::store

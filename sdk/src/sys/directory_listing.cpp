@@ -1,6 +1,7 @@
 #include "sys/directory_listing.hpp"
 
 #include <dirent.h>
+#include <sys/stat.h>
 
 #include <cerrno>
 #include <cstring>
@@ -30,7 +31,13 @@ DirectoryListing::Type type_of(unsigned char d_type) {
 DirectoryListing DirectoryListing::open(const std::filesystem::path& dir) {
   DirectoryListing listing;
   listing.handle_ = ::opendir(dir.c_str());
-  if (listing.handle_ == nullptr) listing.problem_ = std::strerror(errno);
+  if (listing.handle_ == nullptr) {
+    listing.problem_ = std::strerror(errno);
+    return listing;
+  }
+  struct stat info {};
+  if (::fstat(::dirfd(static_cast<DIR*>(listing.handle_)), &info) == 0)
+    listing.stamp_ = stamp_of(info);
   return listing;
 }
 
@@ -56,6 +63,7 @@ DirectoryListing& DirectoryListing::operator=(DirectoryListing&& other) noexcept
     release();
     handle_ = std::exchange(other.handle_, nullptr);
     problem_ = std::move(other.problem_);
+    stamp_ = other.stamp_;
   }
   return *this;
 }

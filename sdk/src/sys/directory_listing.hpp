@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "sys/file_stamp.hpp"
+
 namespace archfit::sys {
 
 class DirectoryListing {
@@ -42,6 +44,11 @@ class DirectoryListing {
   // Why the directory could not be opened or read: the OS's reason, "No such
   // file or directory", "Permission denied". "" while all is well.
   const std::string& problem() const { return problem_; }
+  // The directory actually opened (fstat of the open handle), which is the
+  // one whose entries next() gives, even when the path named led elsewhere
+  // when it was stat'ed: a listing is kept under this stamp. All zero when
+  // it could not be opened.
+  const FileStamp& stamp() const { return stamp_; }
 
  private:
   DirectoryListing() = default;
@@ -49,6 +56,7 @@ class DirectoryListing {
 
   void* handle_ = nullptr;  // DIR* on POSIX
   std::string problem_;
+  FileStamp stamp_;
 };
 
 }  // namespace archfit::sys

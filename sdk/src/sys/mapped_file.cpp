@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <string>
 #include <utility>
 
 namespace archfit::sys {
@@ -27,6 +28,26 @@ class FileDescriptor {
   int fd_;
 };
 
+// The path of the open file, from /proc/self/fd: what the kernel resolved
+// when it was opened, whatever the path given leads to now.
+std::string real_path_of(int fd) {
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  std::string target(4096, '\0');
+  for (;;) {
+    const ssize_t size = ::readlink(link.c_str(), target.data(), target.size());
+    if (size < 0) return "";
+    if (static_cast<size_t>(size) < target.size()) {
+      target.resize(static_cast<size_t>(size));
+      break;
+    }
+    if (target.size() >= (1u << 20)) return "";
+    target.resize(target.size() * 2);
+  }
+  // Not a path any more: the file was deleted after it was opened.
+  if (target.empty() || target[0] != '/' || target.ends_with(" (deleted)")) return "";
+  return target;
+}
+
 }  // namespace
 
 MappedFile MappedFile::open(const std::filesystem::path& path) {
@@ -40,6 +61,8 @@ MappedFile MappedFile::open(const std::filesystem::path& path) {
   if (fd.get() < 0) return fail("cannot open");
   struct stat info {};
   if (::fstat(fd.get(), &info) != 0) return fail("cannot stat");
+  file.stamp_ = stamp_of(info);
+  if (S_ISREG(info.st_mode)) file.real_path_ = real_path_of(fd.get());
   if (!S_ISREG(info.st_mode)) {
     file.kind_ = Kind::special;
     return file;
@@ -66,6 +89,8 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
     address_ = std::exchange(other.address_, nullptr);
     length_ = std::exchange(other.length_, 0);
     problem_ = std::move(other.problem_);
+    stamp_ = other.stamp_;
+    real_path_ = std::move(other.real_path_);
   }
   return *this;
 }

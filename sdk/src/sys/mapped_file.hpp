@@ -8,6 +8,8 @@
 #include <span>
 #include <string>
 
+#include "sys/file_stamp.hpp"
+
 namespace archfit::sys {
 
 class MappedFile {
@@ -32,6 +34,13 @@ class MappedFile {
   std::span<const std::byte> bytes() const { return {address_, length_}; }
   // "cannot open: No such file or directory"; "" unless kind() is failed.
   const std::string& problem() const { return problem_; }
+  // The file actually opened, which is what bytes() holds: its stamp
+  // (fstat) and the path the OS gives the open file, every link resolved
+  // ("" where it gives none, or the file was deleted since). A path that
+  // was a link to another file when it was stat'ed may lead here now: the
+  // scan index (check/scan_index.hpp) keeps what was read under these.
+  const FileStamp& stamp() const { return stamp_; }
+  const std::string& real_path() const { return real_path_; }
 
  private:
   MappedFile() = default;
@@ -41,6 +50,8 @@ class MappedFile {
   const std::byte* address_ = nullptr;
   std::size_t length_ = 0;
   std::string problem_;
+  FileStamp stamp_;
+  std::string real_path_;
 };
 
 }  // namespace archfit::sys
