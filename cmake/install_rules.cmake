@@ -10,6 +10,10 @@ install(TARGETS archfit EXPORT archfit-targets
 if(TARGET archfit_cli)
   install(TARGETS archfit_cli RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}" COMPONENT runtime)
 endif()
+# Plugins are loaded only in this helper; libarchfit.so and the command find
+# it in ../libexec/archfit beside their own folder (src/plugin/probe_helper.hpp).
+install(TARGETS archfit_plugin_probe RUNTIME DESTINATION "${CMAKE_INSTALL_LIBEXECDIR}/archfit"
+  COMPONENT runtime)
 # The knowledge base (YAML); kb/ finds it from the installed binaries.
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/sdk/data/kb/" DESTINATION "${CMAKE_INSTALL_DATADIR}/archfit/kb"
   COMPONENT runtime FILES_MATCHING PATTERN "*.yaml" PATTERN "README.md")

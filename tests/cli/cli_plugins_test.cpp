@@ -24,6 +24,11 @@ const std::pair<const char*, const char*> kFaults[] = {
     {"exit_in_probe", "it exited with status 3 while loading"},
     {"loop_in_probe", "it did not finish loading within 1 s; killed"},
     {"probe_not_json", "its probe returned \"{not json\", which is not JSON (byte 3)"},
+    {"daemon_in_probe",
+     "it left 1 process running after loading, killed: a plugin may not start processes that "
+     "outlive its loading"},
+    {"flood_in_probe",
+     "it wrote more than 1024 KiB to its stdout and stderr while loading; killed"},
 };
 
 }  // namespace
@@ -102,6 +107,11 @@ TEST(CliPlugins, TheJsonListIsJsonWhateverThePluginsDoOrPrint) {
     EXPECT_EQ(reasons[std::string(name) + ".archfit-plugin.yaml"], reason) << name;
   EXPECT_NE(result.err.find("faulty plugin segv_on_load writing to stdout"), std::string::npos)
       << result.err;
+  // Issue 34 row 6: of flood_in_probe's 8 MiB only the first 4 KiB reach
+  // the user, and a line says how much more there was.
+  EXPECT_LT(result.err.size(), size_t{32} << 10);
+  EXPECT_NE(result.err.find("more bytes the plugin of "), std::string::npos)
+      << result.err.substr(0, 2000);
 }
 
 // `check` loads plugins beside its scan (another thread): it survives them

@@ -8,11 +8,14 @@
  *   exit_in_probe         _exit(3) in its probe
  *   loop_in_probe         a probe that never returns
  *   probe_not_json        a probe that returns "{not json"
+ *   daemon_in_probe       a probe that starts a daemon (fork, setsid, fork again) and returns
+ *   flood_in_probe        a probe that writes 8 MiB to stderr and returns
  * Each writes a line to stdout when loaded: it must not reach the host's stdout.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "archfit/archfit_plugin.h"
@@ -22,6 +25,8 @@
 #define FAULT_EXIT_IN_PROBE 3
 #define FAULT_LOOP_IN_PROBE 4
 #define FAULT_PROBE_NOT_JSON 5
+#define FAULT_DAEMON_IN_PROBE 6
+#define FAULT_FLOOD_IN_PROBE 7
 
 __attribute__((constructor)) static void on_load(void) {
   static const char kLine[] = "faulty plugin " PLUGIN_NAME " writing to stdout\n";
@@ -41,6 +46,26 @@ static const char* probe(void) {
     }
   }
   if (PLUGIN_FAULT == FAULT_PROBE_NOT_JSON) return "{not json";
+  if (PLUGIN_FAULT == FAULT_DAEMON_IN_PROBE) {
+    /* As a daemon starts: out of the process group and session, its parent
+     * gone, so only a subreaper gets it back. It keeps whatever files its
+     * process had open for as long as it runs. */
+    const pid_t first = fork();
+    if (first == 0) {
+      setsid();
+      if (fork() == 0) {
+        for (;;) pause();
+      }
+      _exit(0);
+    }
+    if (first > 0) waitpid(first, NULL, 0);
+  }
+  if (PLUGIN_FAULT == FAULT_FLOOD_IN_PROBE) {
+    static char block[65536];
+    memset(block, 'x', sizeof block);
+    for (int i = 0; i < 128; ++i)
+      if (write(STDERR_FILENO, block, sizeof block) < 0) break;
+  }
   return "{}";
 }
 

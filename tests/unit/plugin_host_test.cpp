@@ -5,14 +5,20 @@
 // are purpose-built (tests/plugins).
 #include "plugin/plugin_host.hpp"
 
+#include <dlfcn.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <fstream>
 #include <map>
+#include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "saved_env.hpp"
 
@@ -236,7 +242,7 @@ TEST(PluginHostIsolation, TheOthersLoadOnUnderTheTimeLimitTheEnvironmentSets) {
   std::map<std::string, std::string> reasons;
   for (const auto& rejected : set.rejected)
     reasons[rejected.path.filename().string()] = rejected.reason;
-  EXPECT_EQ(reasons.size(), 5u);
+  EXPECT_EQ(reasons.size(), 7u);
   EXPECT_EQ(reasons["loop_in_probe.archfit-plugin.yaml"],
             "it did not finish loading within 1 s; killed");
   EXPECT_EQ(reasons["segv_on_load.archfit-plugin.yaml"], "it crashed loading (signal 11, SIGSEGV)");
@@ -269,4 +275,82 @@ TEST(PluginHostIsolation, TheTimeLimitIsTheEnvironmentsOrRefusedNamingIt) {
   // A limit the host gives beats the environment's, even a malformed one.
   search.time_limit = std::chrono::seconds(5);
   EXPECT_EQ(load_plugins(search, plugin_environment(nullptr, "10s")).loaded.size(), 1u);
+}
+
+// Issue 34 row 5: a plugin that starts a daemon is rejected at once, not
+// after the time limit; the daemon is killed before load_plugin returns,
+// and it never held a file of this process's (here a pipe's write end not
+// marked close-on-exec, as a host's sockets often are).
+TEST(PluginHostIsolation, APluginThatStartsADaemonIsRejectedAndLeavesNothingRunning) {
+  int ends[2];
+  ASSERT_EQ(::pipe(ends), 0);
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(rejection(manifest("daemon_in_probe", kFaulty), 1, 1, std::chrono::seconds(20)),
+            "it left 1 process running after loading, killed: a plugin may not start processes "
+            "that outlive its loading");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5))
+      << "answered when the plugin's child ended, not at the time limit";
+  ::close(ends[1]);
+  // With this process's write end closed, no process holds another: the
+  // read end sees the end of the pipe at once.
+  pollfd hung_up{ends[0], POLLIN, 0};
+  EXPECT_EQ(::poll(&hung_up, 1, 2000), 1);
+  char byte = 0;
+  EXPECT_EQ(::read(ends[0], &byte, 1), 0) << "some process still holds the pipe";
+  ::close(ends[0]);
+  EXPECT_TRUE(no_children_left());
+}
+
+// Issue 34 row 6: a plugin that writes without end is killed at 1 MiB and
+// rejected; its messages never flood this process's stderr.
+TEST(PluginHostIsolation, APluginThatFloodsStderrIsKilledAndRejected) {
+  testing::internal::CaptureStderr();
+  const std::string reason = rejection(manifest("flood_in_probe", kFaulty));
+  const std::string printed = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(reason, "it wrote more than 1024 KiB to its stdout and stderr while loading; killed");
+  EXPECT_LE(printed.size(), size_t{8} << 10) << "the first 4 KiB, and a line saying how much more";
+  EXPECT_NE(printed.find("more bytes the plugin of "), std::string::npos);
+}
+
+// Issue 34 row 7: a host whose other threads load and unload libraries and
+// allocate while plugins load (Python's, a check's scan) gets every good
+// plugin loaded: nothing is forked from this process, so no lock another
+// thread holds is copied into a child.
+TEST(PluginHostIsolation, GoodPluginsLoadWhileOtherThreadsLoadLibrariesAndAllocate) {
+  const fs::path library = kPlugins / "no_entry" / "libtest_no_entry.so";
+  std::atomic<bool> stop{false};
+  std::atomic<long> busy_rounds{0};
+  std::vector<std::thread> busy;
+  for (int thread = 0; thread < 3; ++thread) {
+    busy.emplace_back([&] {
+      while (!stop) {
+        if (void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL)) ::dlclose(handle);
+        std::vector<std::string> garbage(256, std::string(512, 'x'));
+        ++busy_rounds;
+      }
+    });
+  }
+  std::atomic<int> loaded{0};
+  std::vector<std::string> reasons;
+  std::mutex reasons_lock;
+  std::vector<std::thread> loaders;
+  for (int thread = 0; thread < 2; ++thread) {
+    loaders.emplace_back([&] {
+      for (int round = 0; round < 20; ++round) {
+        const std::string reason = rejection(manifest("good"), 1, 1, std::chrono::seconds(10));
+        if (reason.empty()) {
+          ++loaded;
+        } else {
+          std::lock_guard hold(reasons_lock);
+          reasons.push_back(reason);
+        }
+      }
+    });
+  }
+  for (auto& loader : loaders) loader.join();
+  stop = true;
+  for (auto& thread : busy) thread.join();
+  EXPECT_EQ(loaded, 40);
+  EXPECT_TRUE(reasons.empty()) << reasons.front();
+  EXPECT_GT(busy_rounds, 40) << "the other threads were busy meanwhile";
 }

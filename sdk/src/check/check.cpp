@@ -262,13 +262,12 @@ void CheckRun::locate() {
 
 void CheckRun::scan() {
   if (roots_.empty()) return;
-  // Each plugin loads in a forked child (sys/child_process.hpp); where a
-  // fork beside the scanning threads is unsafe (the asan build), the plugins
-  // load in finish(), once those threads are done.
+  // The plugins load in archfit-plugin-probe, started with posix_spawn
+  // (plugin/probe_helper.hpp): nothing is forked beside the scanning
+  // threads, so they load while the scan runs.
   if (request_.plugins)
-    plugins_ = std::async(
-        sys::kForkBesideAllocatingThreadsIsSafe ? std::launch::async : std::launch::deferred,
-        plugin::load_plugins, *request_.plugins, resources_.plugin_environment);
+    plugins_ = std::async(std::launch::async, plugin::load_plugins, *request_.plugins,
+                          resources_.plugin_environment);
   binary::TreeScanOptions scan_options;
   scan_options.threads = resources_.threads;
   scan_options.on_progress = resources_.on_progress;

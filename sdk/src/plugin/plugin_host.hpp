@@ -1,12 +1,13 @@
 #pragma once
 // Finding and loading plugins (archfit_plugin.h): manifests in the search
-// path, read and trust-checked here; then, in a short-lived child process
-// (sys/child_process.hpp), each library loaded with Boost.DLL (rtld_now |
-// rtld_local), the ABI negotiated, everything it offers (and its probe's
-// answer) copied out and sent back. This process never loads a plugin, so
-// nothing a plugin does — crash, exit, hang, leave threads or state behind —
-// reaches it. A plugin that cannot be used is rejected with its path and
-// the reason, and the others load on.
+// path, read and trust-checked here; then, in archfit-plugin-probe, a helper
+// started with posix_spawn (probe_helper.hpp), each library loaded with
+// Boost.DLL (rtld_now | rtld_local), the ABI negotiated, everything it
+// offers (and its probe's answer) copied out and sent back. This process
+// never loads a plugin and never forks, so nothing a plugin does — crash,
+// exit, hang, flood its output, start processes, leave threads or state
+// behind — reaches it, on whatever thread of a threaded host it is asked. A plugin that cannot be
+// used is rejected with its path and the reason, and the others load on.
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
@@ -37,7 +38,7 @@ struct LoadedPlugin {
   std::string description;
   std::vector<jit::KernelModuleSpec> modules;  // copies of what it offered
   std::string probe_json;                      // its probe's JSON object; "" without one
-  double milliseconds = 0;  // the child forked, loading, negotiating, copying, sending; reaped
+  double milliseconds = 0;  // the helper started, loading, negotiating, copying, sending; ended
 };
 
 struct RejectedPlugin {
@@ -89,9 +90,9 @@ std::vector<std::filesystem::path> plugin_directories(const PluginSearch& search
 // sorted by path.
 std::vector<std::filesystem::path> find_manifests(const std::filesystem::path& dir);
 
-// Loads one plugin from its manifest in a child process that gets
-// `time_limit`; throws PluginError with the reason, which for a child that
-// died names how ("it crashed loading (signal 11, SIGSEGV)").
+// Loads one plugin from its manifest in archfit-plugin-probe, whose child
+// gets `time_limit`; throws PluginError with the reason, which for a child
+// that died names how ("it crashed loading (signal 11, SIGSEGV)").
 LoadedPlugin load_plugin(const std::filesystem::path& manifest, uint32_t abi_min, uint32_t abi_max,
                          std::chrono::milliseconds time_limit = kDefaultPluginTimeLimit);
 

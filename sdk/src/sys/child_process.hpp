@@ -27,6 +27,21 @@ namespace archfit::sys {
 struct ChildLimits {
   std::chrono::milliseconds time_limit{10'000};  // from fork to the child reaped
   size_t max_bytes = size_t{64} << 20;           // what the child may send back
+  // When set, what the child writes to its stdout and stderr goes to a pipe
+  // this process drains: the first `kept_message_bytes` are kept in
+  // ChildOutcome::messages, and a child that writes more than
+  // `max_message_bytes` in all is killed (Ending::flooded). Unset, the
+  // child's stdout and stderr are this process's stderr.
+  bool capture_messages = false;
+  size_t kept_message_bytes = 4096;
+  size_t max_message_bytes = size_t{1} << 20;
+  // For a caller that made itself a child subreaper (prctl
+  // PR_SET_CHILD_SUBREAPER, the plugin probe helper): once the child has
+  // ended, every process it left behind (a daemon it forked, which setsid()
+  // took out of its process group) is killed and reaped, and counted in
+  // ChildOutcome::left_running. Only a single-threaded caller may set it:
+  // it waits for any child of this process.
+  bool end_descendants = false;
 };
 
 // How the child ended, and what it sent before it did.
@@ -36,12 +51,16 @@ struct ChildOutcome {
     signalled,      // signal holds the signal that ended it
     timed_out,      // killed at the time limit
     sent_too_much,  // killed on passing max_bytes
+    flooded,        // killed on writing more than max_message_bytes to stdout and stderr
     vanished,       // not reapable (the host ignores SIGCHLD): the status is unknown
   };
   Ending ending = Ending::exited;
   int exit_status = 0;
   int signal = 0;
   std::vector<uint8_t> output;  // everything it wrote before it ended
+  std::string messages;         // capture_messages: the first of what it printed
+  uint64_t message_bytes = 0;   // capture_messages: all it printed
+  size_t left_running = 0;      // end_descendants: the processes it left behind, killed
 };
 
 // Forks; the child runs `work` with stdin on /dev/null and stdout on stderr

@@ -16,6 +16,7 @@ namespace archfit::sys {
 
 std::string ProgramResult::how_it_ended(std::chrono::milliseconds timeout) const {
   if (timed_out) return "stopped after " + std::to_string(timeout.count()) + " ms";
+  if (status_unknown) return "ended, how unknown (the host ignores SIGCHLD)";
   if (exited) return "exit status " + std::to_string(exit_status);
   return "killed by signal " + std::to_string(signal);
 }
@@ -30,6 +31,10 @@ ProgramResult run_program(const std::filesystem::path& program,
   posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
   if (options.merge_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  // Nothing else of this process's: a host's sockets, pipes and files not
+  // marked close-on-exec stay with the host (a program that leaves a
+  // process behind would keep them open long after it).
+  posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
   std::vector<std::string> argv_storage{program.string()};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -37,8 +42,18 @@ ProgramResult run_program(const std::filesystem::path& program,
   argv.push_back(nullptr);
   posix_spawnattr_t attributes;
   posix_spawnattr_init(&attributes);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  // Its own process group; no signal blocked; and every signal at its
+  // default action — a host such as Python ignores SIGPIPE, and an ignored
+  // signal stays ignored across exec.
+  sigset_t no_signals;
+  sigset_t every_signal;
+  sigemptyset(&no_signals);
+  sigfillset(&every_signal);
+  posix_spawnattr_setflags(&attributes,
+                           POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setsigmask(&attributes, &no_signals);
+  posix_spawnattr_setsigdefault(&attributes, &every_signal);
   pid_t pid = 0;
   const int spawned =
       ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
@@ -65,7 +80,7 @@ ProgramResult run_program(const std::filesystem::path& program,
       result.timed_out = ready == 0;
       break;
     }
-    char buffer[4096];
+    char buffer[65536];
     const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
     if (n <= 0) break;
     if (result.output.size() < options.max_output)
@@ -74,7 +89,13 @@ ProgramResult run_program(const std::filesystem::path& program,
   ::close(pipe_fds[0]);
   if (result.timed_out) ::kill(-pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  pid_t reaped = 0;
+  while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
+  }
+  if (reaped < 0) {
+    // ECHILD: a host that ignores SIGCHLD has the kernel reap its children.
+    result.status_unknown = true;
+    return result;
   }
   result.exited = !result.timed_out && WIFEXITED(status);
   if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);

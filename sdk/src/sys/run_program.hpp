@@ -2,7 +2,9 @@
 // Runs a program and captures what it prints: posix_spawn, never a shell (a
 // path is the user's and must not be parsed), stdin from /dev/null, its own
 // process group so that a program past its time limit is stopped together
-// with whatever it started.
+// with whatever it started, no file of this process's beyond stdin, stdout
+// and stderr, every signal at its default action and none blocked. It never
+// forks this process, so a threaded host may call it from any thread.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -15,10 +17,14 @@ struct ProgramResult {
   int exit_status = -1;
   int signal = 0;
   bool timed_out = false;
+  // It ended but could not be waited for (the host ignores SIGCHLD): how
+  // it ended is unknown; `output` is all it wrote.
+  bool status_unknown = false;
   std::string output;  // stdout (and stderr, when merged), up to the limit
 
   bool succeeded() const { return exited && exit_status == 0; }
-  // "exit status 1", "killed by signal 9", "stopped after 20000 ms"
+  // "exit status 1", "killed by signal 9", "stopped after 20000 ms",
+  // "ended, how unknown"
   std::string how_it_ended(std::chrono::milliseconds timeout) const;
 };
 

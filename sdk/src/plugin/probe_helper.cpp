@@ -1,0 +1,246 @@
+#include "probe_helper.hpp"
+
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <exception>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <utility>
+
+#include "plugin_load.hpp"
+#include "plugin_wire.hpp"
+#include "sys/module_location.hpp"
+#include "sys/run_program.hpp"
+#include "sys/trust.hpp"
+
+namespace archfit::plugin {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using Ending = sys::ChildOutcome::Ending;
+
+namespace {
+
+// The answer line's version: a host and a helper from different builds that
+// disagree on it are refused, not misread.
+constexpr int kProbeAnswerVersion = 1;
+
+constexpr std::array<std::pair<Ending, const char*>, 6> kEndingNames{{
+    {Ending::exited, "exited"},
+    {Ending::signalled, "signalled"},
+    {Ending::timed_out, "timed_out"},
+    {Ending::sent_too_much, "sent_too_much"},
+    {Ending::flooded, "flooded"},
+    {Ending::vanished, "vanished"},
+}};
+
+const char* ending_name(Ending ending) {
+  for (const auto& [value, name] : kEndingNames)
+    if (value == ending) return name;
+  return "vanished";
+}
+
+bool ending_from_name(const std::string& text, Ending& ending) {
+  for (const auto& [value, name] : kEndingNames) {
+    if (text == name) {
+      ending = value;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool write_all(int fd, const char* bytes, size_t size) {
+  while (size > 0) {
+    const ssize_t written = ::write(fd, bytes, size);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) return false;
+    bytes += written;
+    size -= static_cast<size_t>(written);
+  }
+  return true;
+}
+
+template <typename Number>
+bool parse_number(const char* text, Number& value) {
+  const std::string_view view(text);
+  const auto [end, error] = std::from_chars(view.data(), view.data() + view.size(), value);
+  return error == std::errc() && end == view.data() + view.size();
+}
+
+// What the plugin printed, as much as is shown, on this helper's stderr
+// (the host's): a plugin author still sees their own messages.
+void pass_on_messages(const sys::ChildOutcome& outcome, const fs::path& manifest) {
+  if (outcome.message_bytes == 0) return;
+  std::string text = outcome.messages;
+  if (!text.empty() && text.back() != '\n') text += '\n';
+  if (outcome.message_bytes > outcome.messages.size())
+    text += "archfit: " + std::to_string(outcome.message_bytes - outcome.messages.size()) +
+            " more bytes the plugin of " + manifest.string() + " printed are not shown\n";
+  write_all(STDERR_FILENO, text.data(), text.size());
+}
+
+}  // namespace
+
+sys::ChildLimits plugin_child_limits(std::chrono::milliseconds time_limit) {
+  sys::ChildLimits limits;
+  limits.time_limit = time_limit;
+  limits.max_bytes = kPluginAnswerLimit;
+  limits.capture_messages = true;
+  limits.kept_message_bytes = kPluginMessagesShown;
+  limits.max_message_bytes = kPluginMessageLimit;
+  limits.end_descendants = true;
+  return limits;
+}
+
+fs::path find_probe_helper() {
+  std::vector<fs::path> candidates;
+  if (const fs::path module = sys::running_module_dir(); !module.empty()) {
+    candidates.push_back(module / kProbeHelperName);
+    candidates.push_back(module.parent_path() / "libexec" / "archfit" / kProbeHelperName);
+  }
+#ifdef ARCHFIT_PLUGIN_PROBE_BUILD_PATH
+  // The tests link archfit into executables of their own folders.
+  candidates.emplace_back(ARCHFIT_PLUGIN_PROBE_BUILD_PATH);
+#endif
+  std::string looked;
+  for (const fs::path& candidate : candidates) {
+    std::error_code error;
+    if (!fs::is_regular_file(candidate, error)) {
+      looked += (looked.empty() ? "" : ", ") + candidate.string();
+      continue;
+    }
+    // Plugins are loaded in it: a helper someone else could replace would
+    // run their code with this user's rights.
+    if (auto untrusted = sys::untrusted_path_chain(candidate, "programs"); !untrusted.empty())
+      throw PluginError("archfit's plugin probe helper cannot be used: " + untrusted);
+    return candidate;
+  }
+  throw PluginError(std::string("archfit's plugin probe helper ") + kProbeHelperName +
+                    " is missing (looked for " + looked +
+                    "); plugins are loaded only in it, so reinstall archfit");
+}
+
+std::vector<ProbeAnswer> probe_in_helper(const fs::path& helper,
+                                         const std::vector<fs::path>& manifests, uint32_t abi_min,
+                                         uint32_t abi_max, std::chrono::milliseconds time_limit) {
+  std::vector<std::string> arguments{std::to_string(abi_min), std::to_string(abi_max),
+                                     std::to_string(time_limit.count())};
+  for (const fs::path& manifest : manifests) arguments.push_back(manifest.string());
+  sys::ProgramOptions options;
+  // Each plugin may take its limit; the helper's own start and its killing
+  // of what plugins left running come on top.
+  options.timeout = time_limit * static_cast<long long>(manifests.size()) + kProbeHelperGrace;
+  options.max_output = manifests.size() * (kPluginAnswerLimit + (size_t{1} << 10));
+  sys::ProgramResult result;
+  try {
+    result = sys::run_program(helper, arguments, options);
+  } catch (const std::system_error& error) {
+    throw PluginError("archfit's plugin probe helper " + helper.string() +
+                      " cannot be started: " + error.what());
+  }
+  const std::string helper_failed = "archfit's plugin probe helper " + helper.string() + " ";
+  if (result.timed_out) throw PluginError(helper_failed + result.how_it_ended(options.timeout));
+  if (!result.status_unknown && !result.succeeded())
+    throw PluginError(helper_failed + "failed (" + result.how_it_ended(options.timeout) + ")");
+  const auto unreadable = [&] {
+    return PluginError(helper_failed + "answered in a form this archfit does not read (" +
+                       std::to_string(result.output.size()) +
+                       " bytes); it may be from another archfit build, so reinstall archfit");
+  };
+  std::vector<ProbeAnswer> answers;
+  size_t at = 0;
+  for (size_t index = 0; index < manifests.size(); ++index) {
+    const size_t line_end = result.output.find('\n', at);
+    if (line_end == std::string::npos) throw unreadable();
+    const json line =
+        json::parse(result.output.begin() + static_cast<std::ptrdiff_t>(at),
+                    result.output.begin() + static_cast<std::ptrdiff_t>(line_end), nullptr, false);
+    ProbeAnswer answer;
+    sys::ChildOutcome& outcome = answer.outcome;
+    if (!line.is_object() || line.value("archfit_plugin_probe", 0) != kProbeAnswerVersion ||
+        !ending_from_name(line.value("ending", std::string()), outcome.ending))
+      throw unreadable();
+    const size_t bytes = line.value("answer_bytes", size_t{0});
+    at = line_end + 1;
+    if (bytes > result.output.size() - at) throw unreadable();
+    outcome.exit_status = line.value("exit_status", 0);
+    outcome.signal = line.value("signal", 0);
+    outcome.left_running = line.value("left_running", size_t{0});
+    outcome.message_bytes = line.value("message_bytes", uint64_t{0});
+    outcome.output.assign(result.output.begin() + static_cast<std::ptrdiff_t>(at),
+                          result.output.begin() + static_cast<std::ptrdiff_t>(at + bytes));
+    answer.milliseconds = line.value("milliseconds", 0.0);
+    at += bytes;
+    answers.push_back(std::move(answer));
+  }
+  return answers;
+}
+
+int probe_helper_main(int argc, char** argv) {
+  // Whatever the starter left open is not the plugins' to keep.
+  ::close_range(STDERR_FILENO + 1, ~0U, 0);
+  const auto refuse_arguments = [] {
+    const char usage[] =
+        "archfit-plugin-probe: archfit's own helper, not run by hand; it takes\n"
+        "  <abi min> <abi max> <time limit in ms> <manifest>...\n";
+    write_all(STDERR_FILENO, usage, sizeof usage - 1);
+    return 2;
+  };
+  uint32_t abi_min = 0;
+  uint32_t abi_max = 0;
+  long long milliseconds = 0;
+  if (argc < 5 || !parse_number(argv[1], abi_min) || !parse_number(argv[2], abi_max) ||
+      !parse_number(argv[3], milliseconds) || milliseconds <= 0)
+    return refuse_arguments();
+  // Every process a plugin leaves behind, even one that setsid()s and forks
+  // again, comes to this process when its parent ends, to be killed.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  const sys::ChildLimits limits = plugin_child_limits(std::chrono::milliseconds(milliseconds));
+  for (int index = 4; index < argc; ++index) {
+    const fs::path manifest_path = argv[index];
+    const auto started = std::chrono::steady_clock::now();
+    sys::ChildOutcome outcome;
+    try {
+      outcome = sys::run_in_child(
+          [&] {
+            try {
+              return encode_loaded(
+                  load_in_this_process(read_manifest(manifest_path), abi_min, abi_max));
+            } catch (const PluginError& refused) {
+              return encode_refusal(refused.what());
+            } catch (const std::exception& error) {  // an allocation, the file system
+              return encode_refusal(std::string("it could not be loaded: ") + error.what());
+            }
+          },
+          limits);
+    } catch (const std::exception& error) {  // no pipe, no fork: this helper's own failure
+      const std::string text = std::string("archfit-plugin-probe: ") + error.what() + "\n";
+      write_all(STDERR_FILENO, text.data(), text.size());
+      return 1;
+    }
+    pass_on_messages(outcome, manifest_path);
+    const json line = {{"archfit_plugin_probe", kProbeAnswerVersion},
+                       {"ending", ending_name(outcome.ending)},
+                       {"exit_status", outcome.exit_status},
+                       {"signal", outcome.signal},
+                       {"left_running", outcome.left_running},
+                       {"message_bytes", outcome.message_bytes},
+                       {"milliseconds", std::chrono::duration<double, std::milli>(
+                                            std::chrono::steady_clock::now() - started)
+                                            .count()},
+                       {"answer_bytes", outcome.output.size()}};
+    const std::string head = line.dump() + "\n";
+    if (!write_all(STDOUT_FILENO, head.data(), head.size()) ||
+        !write_all(STDOUT_FILENO, reinterpret_cast<const char*>(outcome.output.data()),
+                   outcome.output.size()))
+      return 1;
+  }
+  return 0;
+}
+
+}  // namespace archfit::plugin
