@@ -1,8 +1,11 @@
 #include "node_labels_command.hpp"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,6 +19,7 @@
 #include "fleet/node_labels.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "sys/trust.hpp"
 
 namespace archfit::cli {
 
@@ -62,28 +66,58 @@ fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& n
   return verdict;
 }
 
+bool write_all(int fd, const std::string& text) {
+  size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
+    if (count < 0 && errno == EINTR) continue;
+    if (count <= 0) return false;
+    written += static_cast<size_t>(count);
+  }
+  return true;
+}
+
 // The whole file or nothing: written beside the target under a name NFD
-// passes over (it starts with a dot), then renamed onto it.
+// passes over (it starts with a dot), then renamed onto it. Often run as
+// root: the folder must be one no other user can write to (else they could
+// plant a link under the temporary name, or swap the folder), the temporary
+// file is made new (O_EXCL) without following a link, and both steps are
+// relative to the folder opened once, so a link swapped in meanwhile leads
+// nowhere.
 void replace_file(const fs::path& target, const std::string& text) {
-  const fs::path temporary = target.parent_path() / ("." + target.filename().string() + ".tmp-" +
-                                                     std::to_string(::getpid()));
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temporary, ignored);
-      throw LabelsWriteError("cannot write " + temporary.string());
-    }
+  const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
+  if (const std::string untrusted = sys::untrusted_because(folder, "node labels");
+      !untrusted.empty())
+    throw LabelsWriteError("refusing to write in " + folder.string() + ": " + untrusted);
+  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0)
+    throw LabelsWriteError("cannot open the folder " + folder.string() + ": " +
+                           std::strerror(errno));
+  const std::string name = target.filename().string();
+  const std::string temporary = "." + name + ".tmp-" + std::to_string(::getpid());
+  // One left by a run that was killed: removed (a link is removed itself,
+  // never followed).
+  ::unlinkat(dir, temporary.c_str(), 0);
+  const int file =
+      ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  const auto fail = [&](const std::string& what) {
+    const std::string reason = std::strerror(errno);
+    if (file >= 0) ::close(file);
+    ::unlinkat(dir, temporary.c_str(), 0);
+    ::close(dir);
+    throw LabelsWriteError(what + ": " + reason);
+  };
+  if (file < 0) fail("cannot create " + (folder / temporary).string());
+  if (!write_all(file, text) || ::fsync(file) != 0)
+    fail("cannot write " + (folder / temporary).string());
+  ::close(file);
+  if (::renameat(dir, temporary.c_str(), dir, name.c_str()) != 0) {
+    const std::string reason = std::strerror(errno);
+    ::unlinkat(dir, temporary.c_str(), 0);
+    ::close(dir);
+    throw LabelsWriteError("cannot replace " + target.string() + ": " + reason);
   }
-  std::error_code error;
-  fs::rename(temporary, target, error);
-  if (error) {
-    std::error_code ignored;
-    fs::remove(temporary, ignored);
-    throw LabelsWriteError("cannot replace " + target.string() + ": " + error.message());
-  }
+  ::close(dir);
 }
 
 std::string node_words(const check::CheckReport& node) {
@@ -132,6 +166,13 @@ int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
                                 ": node labels for node-feature-discovery; " + node_words(node);
     const std::string text =
         fleet::nfd_feature_file(fleet::node_labels(node, verdicts), heading, expires);
+    // NFD drops a bigger file whole, the node's own labels with it, and says
+    // so only in its own log: better no new file and a reason here.
+    if (const std::string too_big = fleet::nfd_size_problem(text.size(), environments.size());
+        !too_big.empty()) {
+      errors << "archfit check --labels: " << too_big << '\n';
+      return 2;
+    }
     if (request.output.empty() || request.output == "-") {
       std::cout << text;
     } else {

@@ -133,6 +133,78 @@ def test_a_bad_config_is_refused_naming_its_line(archfit_cli, tmp_path):
     assert f"{config}:3: environments[0].name" in done.stderr, done.stderr
 
 
+def test_a_feature_file_nfd_would_drop_is_not_written(archfit_cli, tmp_path):
+    # NFD's local source passes over a feature file above 65,536 bytes whole
+    # (MaxFeatureFileSize in its source/local/local.go), the node's labels
+    # with it: archfit refuses to write one, says how to split, and leaves
+    # the old file as it was. 400 environments not on this node: a comment
+    # line each, about 180 bytes.
+    names = {f"env-{i:03d}-" + "x" * 40: str(tmp_path / f"missing-{i:03d}" / ("y" * 60))
+             for i in range(400)}
+    config = write_config(tmp_path / "fleet.yaml", names)
+    features = tmp_path / "features.d"
+    features.mkdir()
+    (features / "archfit").write_text("archfit.dev/version=old\n")
+    done = run([archfit_cli, "check", "--labels", "nfd", "--labels-config", config,
+                "--labels-output", features / "archfit", "--gpu", "RTX 5090"])
+    assert done.returncode == 2, done.stderr
+    assert "over the 65536 node-feature-discovery reads" in done.stderr, done.stderr
+    assert "Split the 400 environments of --labels-config into files of about" in done.stderr
+    assert (features / "archfit").read_text() == "archfit.dev/version=old\n"
+    assert [p.name for p in features.iterdir()] == ["archfit"]
+    # A few fit, and the file is written.
+    few = write_config(tmp_path / "few.yaml", dict(list(names.items())[:50]))
+    done = run([archfit_cli, "check", "--labels", "nfd", "--labels-config", few,
+                "--labels-output", features / "archfit", "--gpu", "RTX 5090"])
+    assert done.returncode == 0, done.stderr
+    assert len((features / "archfit").read_bytes()) <= 65536
+
+
+def test_labels_output_is_written_only_where_no_one_else_can_write_and_never_through_a_link(
+        archfit_cli, tmp_path):
+    features = tmp_path / "features.d"
+    features.mkdir()
+    victim = tmp_path / "victim"
+    victim.write_text("not archfit's\n")
+    # A link planted under the output's name is replaced, never followed.
+    (features / "archfit").symlink_to(victim)
+    done = run([archfit_cli, "check", "--labels", "nfd", "--labels-output", features / "archfit",
+                "--gpu", "RTX 5090"])
+    assert done.returncode == 0, done.stderr
+    assert victim.read_text() == "not archfit's\n"
+    assert not (features / "archfit").is_symlink()
+    assert "archfit.dev/sm=120" in (features / "archfit").read_text()
+    # A folder others can write to is refused: they could plant anything there.
+    features.chmod(0o777)
+    done = run([archfit_cli, "check", "--labels", "nfd", "--labels-output", features / "archfit",
+                "--gpu", "RTX 5090"])
+    assert done.returncode == 2
+    assert f"refusing to write in {features}" in done.stderr, done.stderr
+    features.chmod(0o755)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the rule holds for root only: run as root")
+def test_as_root_a_fleet_python_another_user_could_replace_is_not_run(archfit_cli, tmp_path):
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    marker = tmp_path / "ran"
+    python = theirs / "python"
+    python.write_text(f"#!/bin/sh\ntouch {marker}\necho /usr/lib/python3/dist-packages\n")
+    python.chmod(0o755)
+    os.chown(theirs, 65534, 65534)
+    os.chown(python, 65534, 65534)
+    config = tmp_path / "fleet.yaml"
+    config.write_text(f"schema: archfit.fleet/1\nenvironments:\n  - name: theirs\n"
+                      f"    python: {python}\n")
+    done = run([archfit_cli, "check", "--labels", "nfd", "--labels-config", config,
+                "--gpu", "RTX 5090"])
+    assert done.returncode == 0, done.stderr
+    assert not marker.exists(), "root ran an interpreter another user owns"
+    assert "archfit.dev/fits.theirs" not in done.stdout
+    assert re.search(r"^# theirs: .*refusing to run the Python at .* as root", done.stdout, re.M), \
+        done.stdout
+
+
 # ---- the Kubernetes sample --------------------------------------------------------------
 
 def test_the_kubernetes_sample_is_what_archfit_accepts_and_selects_what_it_writes(

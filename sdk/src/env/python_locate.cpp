@@ -1,6 +1,7 @@
 #include "python_locate.hpp"
 
 #include "sys/run_program.hpp"
+#include "sys/trust.hpp"
 
 #include <unistd.h>
 
@@ -54,6 +55,16 @@ std::vector<fs::path> site_packages_of_python(const fs::path& python,
                                               std::chrono::milliseconds timeout) {
   std::error_code error;
   if (!fs::exists(python, error)) throw LocateError("no Python at " + python.string());
+  // As root (a Slurm prolog, a node-labels DaemonSet) an interpreter another
+  // user could replace would run their code with root's rights: it must pass
+  // the rule plugins pass (sys/trust.hpp). As a user, running the Python of
+  // an environment one checks is what a user does anyway.
+  if (::geteuid() == 0) {
+    if (const std::string untrusted = sys::untrusted_path_chain(python, "programs");
+        !untrusted.empty())
+      throw LocateError("refusing to run the Python at " + python.string() +
+                        " as root: " + untrusted);
+  }
   const std::string output = run_captured(python, {"-I", "-c", kPrintSysPath}, timeout);
   std::vector<fs::path> found;
   std::istringstream lines(output);

@@ -139,4 +139,18 @@ std::string nfd_feature_file(const std::vector<Label>& labels, std::string_view 
   return out;
 }
 
+std::string nfd_size_problem(size_t bytes, size_t environments) {
+  if (bytes <= kNfdMaxFeatureFileBytes) return "";
+  // How many environments fit, at the size each took here.
+  const size_t each = environments == 0 ? bytes : bytes / environments;
+  const size_t fitting = each == 0 ? environments : kNfdMaxFeatureFileBytes / each;
+  return "the feature file would be " + std::to_string(bytes) + " bytes, over the " +
+         std::to_string(kNfdMaxFeatureFileBytes) +
+         " node-feature-discovery reads (it drops a bigger file whole, the node's labels with "
+         "it); nothing was written. Split the " +
+         std::to_string(environments) + " environments of --labels-config into files of about " +
+         std::to_string(std::max<size_t>(1, fitting * 9 / 10)) +
+         " each, every one run with its own --labels-output in features.d";
+}
+
 }  // namespace archfit::fleet

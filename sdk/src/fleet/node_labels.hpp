@@ -46,6 +46,15 @@ struct EnvironmentVerdict {
 std::vector<Label> node_labels(const check::CheckReport& node,
                                const std::vector<EnvironmentVerdict>& environments);
 
+// The largest feature file NFD's local source reads (MaxFeatureFileSize in
+// its source/local/local.go since v0.14): a bigger one is passed over whole.
+inline constexpr size_t kNfdMaxFeatureFileBytes = 65536;
+
+// Why a feature file of `bytes` for `environments` environments cannot be
+// written (over kNfdMaxFeatureFileBytes), saying how to split the config;
+// "" when it fits.
+std::string nfd_size_problem(size_t bytes, size_t environments);
+
 // The feature file. `expires`: written as `# +expiry-time=` (RFC 3339, UTC).
 std::string nfd_feature_file(const std::vector<Label>& labels, std::string_view heading,
                              std::optional<std::chrono::system_clock::time_point> expires);
