@@ -29,6 +29,9 @@ BENCH_APT_PACKAGES := python3-torch
 # What the sanitizer builds and the fuzz targets need (issue 8): clang with
 # its sanitizer and libFuzzer runtimes.
 SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
+# The Slurm prolog's slow test (tests/python/test_slurm_real.py) starts a
+# one-node Slurm from Debian's packages.
+SLURM_APT_PACKAGES := slurmctld slurmd slurm-client munge
 
 .PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
@@ -66,6 +69,7 @@ build: configure
 # What need not run on every submission (issue 24: CI under 45 minutes on 2
 # cores) carries the ctest label `slow` and runs in `make test-slow`: the
 # wheel built from scratch with pip (python.wheel, 4-7 min on a clean clone),
+# the Slurm prolog under a real slurmctld and slurmd (python.slurm, ~20 s),
 # the kernel cache's stress test for CACHE_STRESS_SLOW_SECONDS instead of
 # CACHE_STRESS_SECONDS, and each fuzz target for FUZZ_SECONDS.
 CACHE_STRESS_SECONDS ?= 20
@@ -75,6 +79,7 @@ test: build
 	  ctest --output-on-failure -j $(JOBS) -LE slow
 
 test-slow: build
+	$(call apt_install,$(SLURM_APT_PACKAGES))
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS) -L slow
 	cd $(BUILD_DIR) && ARCHFIT_CACHE_STRESS_SECONDS=$(CACHE_STRESS_SLOW_SECONDS) \
 	  ctest --output-on-failure -R 'JitCacheTest.SixteenProcesses'

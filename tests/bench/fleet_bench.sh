@@ -1,7 +1,7 @@
 #!/bin/bash
 # What the fleet recipes cost a node (docs/fleet.md, "Figures"): `archfit
 # check --labels nfd` with 0, 1 and 3 environments, the Slurm prolog with a
-# fake scontrol, and a node's first compile with and without a shared
+# fake scontrol (tests/python/test_slurm_real.py times it under a real one), and a node's first compile with and without a shared
 # read-only kernel cache. Medians of 21 runs; the GPU is named, so a real
 # driver's start is not in them.
 #
@@ -45,12 +45,17 @@ measure "labels: 3 environments, written with --labels-ttl" "$ARCHFIT" check --l
 
 printf '#!/bin/sh\nexit 0\n' >"$WORK/scontrol"
 chmod +x "$WORK/scontrol"
-export SCONTROL="$WORK/scontrol" ARCHFIT SLURM_JOB_ID=1 SLURMD_NODENAME=bench
+# The prolog's settings come from its one file (samples/slurm/slurm-prolog.conf).
+prolog_config() {
+  printf 'ARCHFIT=%q\nSCONTROL=%q\nSCANCEL=%q\nARCHFIT_ALLOWED_ROOTS=(%q)\nARCHFIT_CHECK_ARGS=(--gpu %q --driver 580.65.06)\n' \
+    "$ARCHFIT" "$WORK/scontrol" "$WORK/scontrol" "$(dirname "$(dirname "$SITE")")" "$1" >"$WORK/prolog.conf"
+}
+export ARCHFIT_PROLOG_CONFIG="$WORK/prolog.conf" SLURM_JOB_ID=1 SLURMD_NODENAME=bench
 export SLURM_JOB_COMMENT="archfit=$SITE"
-ARCHFIT_CHECK_ARGS="--gpu sm_90 --driver 580.65.06" \
-  measure "prolog: fits (the job starts)" bash "$REPO/samples/slurm/prolog.sh"
-ARCHFIT_CHECK_ARGS="--gpu sm_120 --driver 580.65.06" \
-  measure "prolog: does not fit (the node is drained)" bash "$REPO/samples/slurm/prolog.sh"
+prolog_config sm_90
+measure "prolog: fits (the job starts)" bash "$REPO/samples/slurm/prolog.sh"
+prolog_config sm_120
+measure "prolog: does not fit (the job is held)" bash "$REPO/samples/slurm/prolog.sh"
 SLURM_JOB_COMMENT="nothing" measure "prolog: the job names no environment" bash "$REPO/samples/slurm/prolog.sh"
 
 # A node of sm_120 with an empty primary of its own, the bundle's cache shared.

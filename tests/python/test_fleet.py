@@ -17,7 +17,7 @@ from __future__ import annotations
 import datetime
 import os
 import re
-import stat
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -244,33 +244,67 @@ def test_the_kubernetes_sample_is_what_archfit_accepts_and_selects_what_it_write
 # ---- the Slurm prolog -------------------------------------------------------------------
 
 FAKE_SCONTROL = """#!/bin/sh
-# Records each call, one per line; answers `show job` with the job's comment.
+# Records each call, one per line; answers `show job` with the job's comment;
+# `requeuehold` fails for a job that cannot be requeued.
 printf '%s\\n' "$*" >> "$FAKE_SCONTROL_LOG"
-if [ "$1" = show ] && [ "$2" = job ]; then
+if [ "$1" = -o ] && [ "$2" = show ] && [ "$3" = job ]; then
+  # One line a record; a task of an array names the array and its index.
+  array=""
+  [ -n "${FAKE_ARRAY_TASK:-}" ] && array=" ArrayJobId=$4 ArrayTaskId=$FAKE_ARRAY_TASK"
+  echo "JobId=$4$array JobName=render UserId=artist(1000) Priority=1 Comment=$FAKE_JOB_COMMENT"
+elif [ "$1" = show ] && [ "$2" = job ]; then
   echo "JobId=$3 JobName=render UserId=artist(1000)"
   echo "   Priority=1 Comment=$FAKE_JOB_COMMENT"
 fi
+if [ "$1" = requeuehold ] && [ -n "${FAKE_NO_REQUEUE:-}" ]; then
+  echo "Requested operation is presently disabled for job $2" >&2
+  exit 1
+fi
+"""
+
+FAKE_SCANCEL = """#!/bin/sh
+printf 'scancel %s\\n' "$*" >> "$FAKE_SCONTROL_LOG"
 """
 
 
-@pytest.fixture
-def slurm(tmp_path, archfit_cli):
-    scontrol = tmp_path / "scontrol"
-    scontrol.write_text(FAKE_SCONTROL)
-    scontrol.chmod(scontrol.stat().st_mode | stat.S_IXUSR)
-    log = tmp_path / "scontrol.log"
+def prolog_config(path: Path, **settings) -> Path:
+    """The prolog's one settings file (bash), as an administrator writes it."""
+    lines = []
+    for name, value in settings.items():
+        if isinstance(value, (list, tuple)):
+            lines.append(f"{name}=(" + " ".join(f'"{v}"' for v in value) + ")")
+        else:
+            lines.append(f'{name}="{value}"')
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
-    def prolog(comment: str, gpu: str, via_environment: bool = False, archfit=archfit_cli):
+
+@pytest.fixture
+def slurm(tmp_path, archfit_cli, demo_site):
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    for name, text in (("scontrol", FAKE_SCONTROL), ("scancel", FAKE_SCANCEL)):
+        (tools / name).write_text(text)
+        (tools / name).chmod(0o755)
+    log = tmp_path / "scontrol.log"
+    config = tmp_path / "slurm-prolog.conf"
+
+    def prolog(comment: str, gpu: str | None, via_environment: bool = False, archfit=archfit_cli,
+               allowed=(demo_site.parent.parent,), extra_env=None, **settings):
+        check_args = ["--gpu", gpu, "--driver", "580.65.06"] if gpu else []
+        prolog_config(config, ARCHFIT=archfit, SCONTROL=tools / "scontrol",
+                      SCANCEL=tools / "scancel", ARCHFIT_ALLOWED_ROOTS=list(allowed),
+                      ARCHFIT_CHECK_ARGS=check_args, **settings)
+        # As slurmd starts a prolog: Slurm's variables and nothing else.
         env = {
-            "PATH": os.environ["PATH"],
-            "SCONTROL": str(scontrol), "ARCHFIT": str(archfit),
-            "ARCHFIT_CHECK_ARGS": f"--gpu {gpu} --driver 580.65.06",
             "SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "gpu-node-7",
+            "ARCHFIT_PROLOG_CONFIG": str(config),
             "FAKE_SCONTROL_LOG": str(log), "FAKE_JOB_COMMENT": comment,
+            **(extra_env or {}),
         }
         if via_environment:
             env["SLURM_JOB_COMMENT"] = comment
-        done = run(["bash", REPO / "samples/slurm/prolog.sh"], env=env)
+        done = run(["/bin/bash", REPO / "samples/slurm/prolog.sh"], env=env)
         calls = log.read_text().splitlines() if log.exists() else []
         log.unlink(missing_ok=True)
         return done, calls
@@ -278,26 +312,108 @@ def slurm(tmp_path, archfit_cli):
     return prolog
 
 
+def held(calls: list[str], job: str = "4242") -> str:
+    """The reason the prolog held `job` with; AssertionError when it did not."""
+    assert any(c == f"requeuehold {job}" for c in calls), calls
+    comment = [c for c in calls if c.startswith(f"update JobId={job} AdminComment=")]
+    assert len(comment) == 1, calls
+    return comment[0].split("AdminComment=", 1)[1]
+
+
 def test_prolog_passes_a_job_whose_environment_fits(slurm, demo_site):
     # The comment as scontrol prints it: several words, archfit= among them.
     done, calls = slurm(f"render * archfit={demo_site} nightly", "sm_90")
     assert done.returncode == 0, done.stderr
     assert calls == ["show job 4242"]  # asked for the comment, changed nothing
-    # The same job on an sm_120 node: found through scontrol too, and drained.
-    done, calls = slurm(f"render * archfit={demo_site} nightly", "sm_120")
-    assert done.returncode == 1, done.stderr
-    assert calls[0] == "show job 4242" and calls[1].startswith("update NodeName=gpu-node-7 ")
 
 
-def test_prolog_drains_the_node_with_the_reason_when_it_does_not(slurm, demo_site):
+def test_prolog_holds_the_job_not_the_node_when_it_does_not_fit(slurm, demo_site):
+    # Issue 34 row 9: one user's unfit environment must not drain the node
+    # for everyone: the job is held, its reason in its own record.
     done, calls = slurm(f"render archfit={demo_site} nightly", "sm_120", via_environment=True)
+    assert done.returncode == 0, done.stderr
+    assert not any(c.startswith("update NodeName") for c in calls), calls
+    reason = held(calls)
+    assert reason.startswith(f"archfit: {demo_site}: fails: "), reason
+    assert "torch" in reason, reason
+    assert "holding the job" in done.stderr
+    # A job that cannot be requeued is cancelled instead: it must not start.
+    done, calls = slurm(f"archfit={demo_site}", "sm_120", via_environment=True,
+                        extra_env={"FAKE_NO_REQUEUE": "1"})
+    assert done.returncode == 0, done.stderr
+    assert calls[-1] == "scancel 4242", calls
+    # A task of an array is held alone, never the whole array: its JobId may
+    # be the array's, so it is named ARRAY_TASK.
+    done, calls = slurm(f"archfit={demo_site}", "sm_120", via_environment=True,
+                        extra_env={"FAKE_ARRAY_TASK": "3"})
+    assert "fails" in held(calls, "4242_3")
+    assert "requeuehold 4242" not in calls
+
+
+def test_prolog_runs_only_what_the_administrator_allows(slurm, demo_site, tmp_path):
+    # Issue 34 row 10: a job names a path under an allowed folder, nothing
+    # else; never an option, never the whole machine.
+    for named in ("/", "--python=/tmp/x.py", "relative/env", str(tmp_path)):
+        done, calls = slurm(f"archfit={named}", "sm_120", via_environment=True)
+        assert done.returncode == 0, (named, done.stderr)
+        reason = held(calls)
+        assert "not under a folder this cluster checks" in reason or "not an absolute path" in reason, \
+            (named, reason)
+        assert len(reason) < 300, reason  # a sentence, never a list of files
+    # Two environments in one comment: neither wins silently.
+    done, calls = slurm(f"archfit={demo_site} archfit=/other", "sm_120", via_environment=True)
+    assert "names 2 environments" in held(calls)
+    # A link out of an allowed folder is judged where it leads.
+    link = demo_site.parent.parent / "escape-link"
+    link.symlink_to("/")
+    try:
+        done, calls = slurm(f"archfit={link}", "sm_120", via_environment=True)
+        assert "not under a folder this cluster checks" in held(calls)
+    finally:
+        link.unlink()
+
+
+def test_prolog_takes_names_with_spaces_and_settings_only_from_its_file(
+        slurm, demo_site, tmp_path):
+    # Issue 34 row 12: a GPU name with a space, a path with one.
+    spaced = tmp_path / "envs" / "my env" / "site-packages"
+    shutil.copytree(demo_site, spaced, symlinks=True)
+    done, calls = slurm(f'render archfit="{spaced}" nightly', "RTX 5090", via_environment=True,
+                        allowed=(tmp_path / "envs",))
+    assert done.returncode == 0, done.stderr
+    assert "fails" in held(calls)
+    # What slurmd's environment holds never reaches the prolog's settings.
+    done, calls = slurm(f"archfit={demo_site}", "sm_90", via_environment=True,
+                        extra_env={"ARCHFIT": "/bin/false", "ARCHFIT_CHECK_ARGS": "--gpu sm_120"})
+    assert done.returncode == 0 and not any(c.startswith("requeuehold") for c in calls), calls
+    # A settings file someone else can write to is not read (root sources it).
+    config = tmp_path / "slurm-prolog.conf"
+    done, calls = slurm(f"archfit={demo_site}", "sm_120", via_environment=True)
+    assert "requeuehold 4242" in calls
+    os.chmod(config, 0o666)
+    env = {"SLURM_JOB_ID": "4242", "SLURMD_NODENAME": "n", "ARCHFIT_PROLOG_CONFIG": str(config),
+           "SLURM_JOB_COMMENT": f"archfit={demo_site}"}
+    done = run(["/bin/bash", REPO / "samples/slurm/prolog.sh"], env=env)
+    assert done.returncode == 0 and f"not reading {config}" in done.stderr, done.stderr
+
+
+def test_prolog_has_a_time_limit_and_drains_only_for_a_node_fault(slurm, demo_site, tmp_path):
+    # Issue 34 row 11: a hung archfit does not hold the job for the stall.
+    hung = tmp_path / "archfit-hung"
+    hung.write_text("#!/bin/sh\nexec sleep 600\n")
+    hung.chmod(0o755)
+    started = datetime.datetime.now()
+    done, calls = slurm(f"archfit={demo_site}", "sm_120", via_environment=True, archfit=hung,
+                        ARCHFIT_TIMEOUT="2")
+    took = (datetime.datetime.now() - started).total_seconds()
+    assert done.returncode == 0 and took < 15, (took, done.stderr)
+    assert "did not finish checking" in done.stderr and calls == []
+    # No GPU named and none found (this machine has no driver): the node's
+    # fault, so the node is drained, with archfit's reason.
+    done, calls = slurm(f"archfit={demo_site}", None, via_environment=True)
     assert done.returncode == 1, done.stderr
-    assert len(calls) == 1, calls  # the comment came from SLURM_JOB_COMMENT
-    assert calls[0].startswith("update NodeName=gpu-node-7 State=DRAIN Reason=archfit: ")
-    reason = calls[0].split("Reason=", 1)[1]
-    assert str(demo_site) in reason
-    assert "fails" in reason and "torch" in reason, reason
-    assert "draining gpu-node-7" in done.stderr
+    assert len(calls) == 1 and calls[0].startswith(
+        "update NodeName=gpu-node-7 State=DRAIN Reason=archfit: unknown: no GPU"), calls
 
 
 def test_prolog_passes_what_it_cannot_judge(slurm, tmp_path):
@@ -305,13 +421,13 @@ def test_prolog_passes_what_it_cannot_judge(slurm, tmp_path):
     done, calls = slurm("just a comment", "sm_120")
     assert done.returncode == 0 and calls == ["show job 4242"]
     # A path not on this node: said, not blocked.
-    done, calls = slurm(f"archfit={tmp_path / 'missing-env'}", "sm_120")
+    done, calls = slurm(f"archfit={tmp_path / 'missing-env'}", "sm_120", allowed=(tmp_path,))
     assert done.returncode == 0 and "not on this node" in done.stderr
-    # archfit itself cannot run: said, never drains.
+    # archfit itself cannot run: said, with its message, never drains.
     broken = tmp_path / "archfit-broken"
     broken.write_text("#!/bin/sh\necho 'archfit: cannot read the knowledge base' >&2\nexit 2\n")
     broken.chmod(0o755)
-    done, calls = slurm(f"archfit={tmp_path}", "sm_120", archfit=broken)
+    done, calls = slurm(f"archfit={tmp_path}", "sm_120", archfit=broken, allowed=(tmp_path,))
     assert done.returncode == 0, done.stderr
-    assert "could not check" in done.stderr and "knowledge base" in done.stderr
+    assert "could not judge" in done.stderr and "knowledge base" in done.stderr
     assert not any(c.startswith("update") for c in calls)
