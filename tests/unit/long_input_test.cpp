@@ -4,48 +4,35 @@
 // and killed the host on a 40 KB line; the patterns now run on RE2
 // (util/pattern.hpp), in linear time and without recursion.
 #include <gtest/gtest.h>
-#include <pthread.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include "diagnose/diagnosis.hpp"
 #include "env/cuda_driver.hpp"
 #include "env/python_env.hpp"
+#include "env/requirement.hpp"
 #include "kb/knowledge_base.hpp"
+#include "plugin/manifest.hpp"
+#include "small_stack.hpp"
 #include "util/pattern.hpp"
 
 namespace {
 
-constexpr size_t kSmallStack = 256 * 1024;  // below Windows' 1 MB default thread stack
-constexpr size_t kLongLine = 16u << 20;     // 16 MB on one line
+using archfit::testing::kSmallStack;
+constexpr size_t kLongLine = 16u << 20;  // 16 MB on one line
 
 const archfit::kb::KnowledgeBase& kb() {
   static const auto loaded = archfit::kb::load_knowledge_base(ARCHFIT_KB_SOURCE_DIR);
   return loaded;
 }
 
-// Runs `work` on a thread whose stack is `stack` bytes; a stack overflow
-// there kills the test binary, which is the failure this guards against.
-void on_small_stack(const std::function<void()>& work, size_t stack = kSmallStack) {
-  pthread_attr_t attributes;
-  ASSERT_EQ(pthread_attr_init(&attributes), 0);
-  ASSERT_EQ(pthread_attr_setstacksize(&attributes, stack), 0);
-  pthread_t thread;
-  auto* job = new std::function<void()>(work);
-  ASSERT_EQ(pthread_create(
-                &thread, &attributes,
-                [](void* argument) -> void* {
-                  auto* task = static_cast<std::function<void()>*>(argument);
-                  (*task)();
-                  delete task;
-                  return nullptr;
-                },
-                job),
-            0);
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attributes);
+void on_small_stack(const std::function<void()>& work) {
+  ASSERT_TRUE(archfit::testing::on_small_stack(work)) << "cannot make a thread with a small stack";
 }
 
 double megabytes_per_second(size_t bytes, std::chrono::steady_clock::duration took) {
@@ -100,6 +87,56 @@ TEST(LongInput, TheDriversVersionTextIsReadOnASmallStack) {
   std::string release;
   on_small_stack([&] { release = archfit::env::parse_nvrm_release(text); });
   EXPECT_EQ(release, "570.86.16");
+}
+
+// A dist-info's METADATA and RECORD, as a package writes them: one header
+// or row megabytes long, the fields after it still read.
+TEST(LongInput, MetadataAndRecordWithAMegabyteLineAreReadOnASmallStack) {
+  const std::string metadata =
+      "Metadata-Version: 2.1\nSummary: " + std::string(kLongLine, 's') +
+      "\nName: torch\nVersion: 2.8.0\nRequires-Dist: nvidia-cublas-cu12 (" +
+      std::string(kLongLine, '=') + ")\n\n" + std::string(kLongLine, 'b');
+  const std::string row =
+      "torch/lib/libtorch_cuda.so,sha256=" + std::string(kLongLine, 'h') + ",42";
+  std::string name;
+  std::string version;
+  std::vector<std::string> requires_dist;
+  std::vector<std::string> fields;
+  std::optional<archfit::env::Requirement> requirement;
+  on_small_stack([&] {
+    name = archfit::env::metadata_field(metadata, "Name");
+    version = archfit::env::metadata_field(metadata, "Version");
+    requires_dist = archfit::env::metadata_fields(metadata, "Requires-Dist");
+    fields = archfit::env::parse_csv_line(row);
+    requirement = archfit::env::parse_requirement(requires_dist.empty() ? "" : requires_dist[0]);
+  });
+  EXPECT_EQ(name, "torch");
+  EXPECT_EQ(version, "2.8.0");
+  ASSERT_EQ(requires_dist.size(), 1u);
+  EXPECT_GT(requires_dist[0].size(), kLongLine);
+  ASSERT_EQ(fields.size(), 3u);
+  EXPECT_EQ(fields[2], "42");
+  // A specifier of megabytes is nothing a command may carry: either refused
+  // or read as written, never a crash.
+  if (requirement) EXPECT_EQ(requirement->name, "nvidia-cublas-cu12");
+}
+
+// A plugin manifest (YAML, yaml-cpp) whose one value is megabytes long.
+TEST(LongInput, APluginManifestWithAMegabyteLineIsRefusedOnASmallStack) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("archfit_long_manifest_" + std::to_string(::getpid()) + ".yaml");
+  std::ofstream(path) << "schema: archfit.plugin/1\nname: " << std::string(kLongLine, 'n')
+                      << "\nlibrary: lib.so\nabi: 1\n";
+  std::string refused;
+  on_small_stack([&] {
+    try {
+      (void)archfit::plugin::read_manifest(path);
+    } catch (const archfit::plugin::PluginError& error) {
+      refused = error.what();
+    }
+  });
+  std::filesystem::remove(path);
+  EXPECT_NE(refused.find("name"), std::string::npos) << refused.substr(0, 200);
 }
 
 TEST(LongInput, APatternFindsEveryMatchInALongTextInLinearTime) {
