@@ -20,7 +20,8 @@
 # Exit 0: the job may start, or it was held or cancelled as a job. Exit 1:
 # only a node fault (the node is drained with the reason; Slurm requeues
 # the job). A job never decides what root scans or runs: what it names must
-# lie under a folder the config allows, and is only ever a path.
+# lie under a folder the config allows, is only ever a path, and is read
+# with the job's user's rights.
 set -u
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 
@@ -187,8 +188,24 @@ if ! trusted "$archfit_path"; then
   exit 0
 fi
 
+# The check reads with the job's user's rights, not root's: nothing the
+# job could not read itself is read, or named in a reason.
+as_job_user=()
+if [ "$EUID" = 0 ] && [ -n "${SLURM_JOB_UID:-}" ] && [ "$SLURM_JOB_UID" != 0 ]; then
+  if command -v setpriv >/dev/null 2>&1; then
+    # Its groups too (a shared environment is often group-readable), when
+    # the node knows the user.
+    groups=--clear-groups
+    getent passwd "$SLURM_JOB_UID" >/dev/null 2>&1 && groups=--init-groups
+    as_job_user=(setpriv --reuid="$SLURM_JOB_UID" --regid="${SLURM_JOB_GID:-$SLURM_JOB_UID}" "$groups")
+  else
+    say "no setpriv (util-linux) to check as the job's user; nothing checked"
+    exit 0
+  fi
+fi
+
 errors=$(mktemp) || exit 0
-output=$(timeout -k 5 "$ARCHFIT_TIMEOUT" "$archfit_path" check --no-progress \
+output=$(timeout -k 5 "$ARCHFIT_TIMEOUT" "${as_job_user[@]}" "$archfit_path" check --no-progress \
   "${ARCHFIT_CHECK_ARGS[@]}" "${target[@]}" 2>"$errors")
 status=$?
 # The last line is the answer: "fails: … run: …", "unknown: …"; when archfit

@@ -416,6 +416,24 @@ def test_prolog_has_a_time_limit_and_drains_only_for_a_node_fault(slurm, demo_si
         "update NodeName=gpu-node-7 State=DRAIN Reason=archfit: unknown: no GPU"), calls
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="the prolog changes user only as root: run as root")
+def test_prolog_reads_with_the_job_users_rights(slurm, demo_site, tmp_path):
+    # Issue 34 row 10: root reads nothing for a job its user could not.
+    private = tmp_path / "private"
+    shutil.copytree(demo_site, private / "site-packages", symlinks=True)
+    private.chmod(0o700)
+    for uid, judged in ((0, True), (65534, False)):
+        done, calls = slurm(f"archfit={private / 'site-packages'}", "sm_120",
+                            via_environment=True, allowed=(tmp_path,),
+                            extra_env={"SLURM_JOB_UID": str(uid), "SLURM_JOB_GID": str(uid)})
+        assert done.returncode == 0, done.stderr
+        if judged:  # root's own job: read, and held
+            assert "fails" in held(calls)
+        else:  # nobody cannot list it: not judged, the job starts (and fails to import)
+            assert not any(c.startswith("requeuehold") for c in calls), calls
+            assert "could not judge" in done.stderr, done.stderr
+
+
 def test_prolog_passes_what_it_cannot_judge(slurm, tmp_path):
     # No archfit= in the comment: nothing to check.
     done, calls = slurm("just a comment", "sm_120")
