@@ -233,3 +233,18 @@ def test_a_real_slurm_refuses_what_the_config_does_not_allow(cluster, demo_site,
     with capsys.disabled():
         print(f"\nprolog refusing archfit=/ without a scan: {times[0] * 1000:.0f} ms")
     assert times[0] < 5, "refused without walking /"
+
+
+def test_a_real_slurm_drains_the_node_for_a_node_fault_with_archfits_reason(cluster, demo_site):
+    # Last in this file: it leaves the node drained. No GPU named and none
+    # found (this machine has no driver): the node's fault, not the job's.
+    cluster.configure_prolog([], [demo_site.parent.parent])
+    job_id = cluster.submit(f"archfit={demo_site}")
+    deadline = time.monotonic() + 60
+    while "drain" not in cluster.node_state():
+        assert time.monotonic() < deadline, cluster.node_state()
+        time.sleep(0.3)
+    state, _, reason = cluster.node_state().partition("|")
+    assert state.startswith("drain"), state
+    assert reason.startswith("archfit: unknown: no GPU to judge against"), reason
+    assert not (cluster.root / "jobs" / f"ran.{job_id}").exists()
