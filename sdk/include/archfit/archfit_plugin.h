@@ -18,10 +18,11 @@
  * while the library is loaded; the host copies what it keeps, so nothing a
  * plugin made outlives the plugin. The function must not throw.
  *
- * The host loads the library, negotiates and calls the probe in a child
- * process it forks for the purpose, within a time limit (20 s by default,
- * ARCHFIT_PLUGIN_TIMEOUT in seconds), and never loads the library itself:
- * a plugin that crashes, exits or hangs is rejected and the host carries on.
+ * The host loads the library, negotiates and calls the probe in a child of
+ * archfit-plugin-probe, a helper it starts for the purpose, within a time
+ * limit (20 s by default, ARCHFIT_PLUGIN_TIMEOUT in seconds), and never
+ * loads the library itself: a plugin that crashes, exits, hangs, prints more
+ * than 1 MiB or leaves a process running is rejected and the host carries on.
  *
  * C99; the plugin needs archfit.h for archfit_module_desc, nothing else.
  */
