@@ -132,3 +132,32 @@ TEST_F(CliWalk, NamesAreShownEscapedAndJsonCarriesTheirExactBytes) {
   }
   EXPECT_TRUE(found) << json.out;
 }
+
+// Issue 34 row 4b: a hard-linked copy of torch's library elsewhere in the
+// site (met first by the walk: its folder sorts first) once hid the PyTorch
+// stack and its fix. The file is read once and judged under both names:
+// the PyTorch stack still fails with its fix, and the copy is judged too.
+TEST_F(CliWalk, AHardLinkedCopyOfALibraryDoesNotHideItsStack) {
+  const fs::path site = dir_ / "demo";
+  fs::copy(ARCHFIT_DEMO_SITE, site, fs::copy_options::recursive);
+  fs::create_directories(site / "aaa_copy");
+  fs::create_hard_link(site / "torch" / "lib" / "libtorch_cuda.so",
+                       site / "aaa_copy" / "libtorch_cuda.so");
+  const CommandResult run = run_archfit(
+      "check --json --no-index --no-plugins --gpu sm_120 "
+      "--site-packages " +
+      quoted(site));
+  ASSERT_EQ(run.exit_code, 1) << run.out;
+  const auto report = nlohmann::json::parse(run.out.substr(run.out.find('{')));
+  ASSERT_FALSE(report["stacks"].empty()) << run.out;
+  EXPECT_EQ(report["stacks"][0]["name"], "PyTorch") << report["stacks"].dump();
+  EXPECT_EQ(report["stacks"][0]["blocks"], true);
+  EXPECT_EQ(report["summary"].get<std::string>().rfind("fails: PyTorch", 0), 0u)
+      << report["summary"];
+  bool copy_judged = false;
+  for (const auto& stack : report["stacks"])
+    copy_judged = copy_judged || stack["evidence"].get<std::string>().find("libtorch_cuda.so") !=
+                                         std::string::npos &&
+                                     stack["kind"] == "library";
+  EXPECT_TRUE(copy_judged) << report["stacks"].dump();
+}
