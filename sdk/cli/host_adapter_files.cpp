@@ -72,6 +72,15 @@ HostAdapterFiles find_host_adapter_files() {
                                   prefix.empty() ? prefix : prefix / "lib", built.parent_path()},
                                  kSoname);
   files.library = lib_dir / kSoname;
+  // Plugins load only in this helper, found from the library as the library
+  // finds it (plugin/probe_helper.hpp): beside it, or in ../libexec/archfit.
+  files.plugin_probe =
+      first(
+          "archfit-plugin-probe",
+          {prefix.empty() ? prefix : prefix / ARCHFIT_INSTALL_LIBEXECDIR / "archfit",
+           prefix.empty() ? prefix : prefix / "libexec" / "archfit", lib_dir, built.parent_path()},
+          "archfit-plugin-probe") /
+      "archfit-plugin-probe";
   files.kb = kb::resolve_kb_dir(std::nullopt, session::read_environment_settings().kb_dir);
   if (files.python_binding == prefix) {
     const fs::path libs = prefix.parent_path() / (prefix.filename().string() + ".libs");

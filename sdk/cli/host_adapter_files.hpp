@@ -15,6 +15,7 @@ struct HostAdapterFiles {
   std::filesystem::path python_binding;  // the `archfit` package folder
   std::filesystem::path library;         // libarchfit.so.<major>, or the file it names
   std::filesystem::path kb;              // the knowledge-base folder
+  std::filesystem::path plugin_probe;    // archfit-plugin-probe, where plugins load
   // A repaired wheel's archfit.libs (the libraries auditwheel vendored, which
   // the library's RPATH finds at $ORIGIN/../../archfit.libs); empty elsewhere.
   std::filesystem::path bundled_libraries;

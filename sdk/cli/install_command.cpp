@@ -36,20 +36,26 @@ void copy_tree(const fs::path& from, const fs::path& to) {
 }
 
 // The pack with the binding, the library and the knowledge base vendored
-// as the wheel lays them out: vendor/python/archfit/{lib,share/archfit/kb}.
+// as the wheel lays them out:
+// vendor/python/archfit/{lib,libexec/archfit,share/archfit/kb}.
 void assemble(const HostAdapterFiles& files, const fs::path& pack) {
   copy_tree(files.comfyui_pack, pack);
   // Everything is inside: nothing for ComfyUI-Manager to pip install.
   fs::remove(pack / "requirements.txt");
   const fs::path binding = pack / "vendor" / "python" / "archfit";
   copy_tree(files.python_binding, binding);
-  // A wheel's binding folder also holds bin/, lib/ and share/: only the
-  // library and the knowledge base are wanted, in known places.
-  for (const char* extra : {"bin", "lib", "share"}) fs::remove_all(binding / extra);
+  // A wheel's binding folder also holds bin/, lib/, libexec/ and share/:
+  // only the library, the plugin helper and the knowledge base are wanted,
+  // in known places.
+  for (const char* extra : {"bin", "lib", "libexec", "share"}) fs::remove_all(binding / extra);
   fs::create_directories(binding / "lib");
   // The file the soname link names, under the soname (what the binding loads).
   fs::copy_file(fs::canonical(files.library), binding / "lib" / files.library.filename());
   copy_tree(files.kb, binding / "share" / "archfit" / "kb");
+  // Where the library looks for it (../libexec/archfit from lib/).
+  fs::create_directories(binding / "libexec" / "archfit");
+  fs::copy_file(files.plugin_probe, binding / "libexec" / "archfit" / files.plugin_probe.filename(),
+                fs::copy_options::overwrite_existing);
   // Where the library's RPATH looks for them, as in site-packages.
   if (!files.bundled_libraries.empty())
     copy_tree(files.bundled_libraries, binding.parent_path() / files.bundled_libraries.filename());

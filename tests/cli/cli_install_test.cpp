@@ -42,6 +42,17 @@ TEST_F(CliInstall, ThePackGoesInWithItsBindingLibraryAndKnowledgeBase) {
         binding / "__init__.py", binding / "lib" / "libarchfit.so.0",
         binding / "share" / "archfit" / "kb" / "gpus.yaml"})
     EXPECT_TRUE(fs::is_regular_file(file)) << file;
+  // Plugins load only in archfit-plugin-probe, which the vendored library
+  // finds at ../libexec/archfit: there, and it runs from there.
+  const fs::path helper = binding / "libexec" / "archfit" / "archfit-plugin-probe";
+  ASSERT_TRUE(fs::is_regular_file(helper)) << helper;
+  EXPECT_EQ(::access(helper.c_str(), X_OK), 0) << helper;
+  const std::string manifest =
+      std::string(ARCHFIT_TEST_PLUGIN_DIR) + "/good/good.archfit-plugin.yaml";
+  const auto probed = run_shell_command("'" + helper.string() + "' 1 1 5000 '" + manifest + "'");
+  EXPECT_EQ(probed.exit_code, 0) << probed.out;
+  EXPECT_NE(probed.out.find(R"("ending":"exited")"), std::string::npos)
+      << probed.out.substr(0, 300);
   // Everything is inside: nothing left for ComfyUI-Manager to pip install.
   EXPECT_FALSE(fs::exists(pack() / "requirements.txt"));
   // Only the pack: no staging copy left beside it.

@@ -211,6 +211,10 @@ def test_the_wheel_holds_library_command_knowledge_base_and_binding(wheels, repo
         command = members.get("archfit/bin/archfit")
         assert command is not None, wheel.name
         assert (command.external_attr >> 16) & 0o111, "archfit/bin/archfit is not executable in the wheel"
+        # The helper plugins load in, where the library looks (../libexec/archfit).
+        helper = members.get("archfit/libexec/archfit/archfit-plugin-probe")
+        assert helper is not None, wheel.name
+        assert (helper.external_attr >> 16) & 0o111, "archfit-plugin-probe is not executable"
         # Every knowledge-base file, where the library looks (../share/archfit/kb).
         for yaml in (repo_root / "sdk" / "data" / "kb").glob("*.yaml"):
             assert f"archfit/share/archfit/kb/{yaml.name}" in names, (wheel.name, yaml.name)
