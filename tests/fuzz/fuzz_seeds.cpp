@@ -59,6 +59,15 @@ int main(int argc, char** argv) {
                       fs::copy_options::overwrite_existing);
     }
     copy_small_files(ARCHFIT_ERRORS_DIR, out / "error_text", 1 << 20);
+    // Issue 34: one line as long as an input may be (run_fuzzers.sh's
+    // -max_len), the error at its start, and one of whitespace, digits and
+    // text before it: the shapes that made std::regex recurse off the stack.
+    const std::string error =
+        "RuntimeError: CUDA error: no kernel image is available for execution on the device";
+    write_file(out / "error_text" / "long_tail.txt", error + std::string(200 * 1024, 'x'));
+    std::string report;
+    while (report.size() < 200 * 1024) report += "   1234567890 sm_ 12 . ( ) , text\t";
+    write_file(out / "error_text" / "long_report.txt", report + error);
 
     fs::create_directories(out / "kb");
     for (const auto& entry : fs::directory_iterator(ARCHFIT_KB_SOURCE_DIR)) {
