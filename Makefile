@@ -33,7 +33,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 # one-node Slurm from Debian's packages.
 SLURM_APT_PACKAGES := slurmctld slurmd slurm-client munge
 
-.PHONY: all deps configure build test test-slow demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
+.PHONY: all deps configure build test test-slow windows-deps test-windows-deps demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
   sanitizer-deps fuzz test-asan test-tsan test-sanitizers format format-check lint
 
@@ -186,6 +186,21 @@ wheel: deps
 	  --config-settings=build-dir=$(abspath $(BUILD_DIR))/wheel-build
 	PATH="$(abspath $(WHEEL_VENV))/bin:$$PATH" auditwheel repair -w $(DIST_DIR) $(DIST_DIR)/unrepaired/archfit-*.whl
 	@echo "archfit: pip install $$(ls -t $(DIST_DIR)/archfit-*.whl | head -1)"
+
+# Windows (issue 35, under way): the dependencies cross-built for mingw-w64
+# from Debian 12's source packages (tools/windows/build_deps.sh), then proven:
+# one executable using each runs under Wine, and archfit's PE reader finds
+# it needs no DLL beyond Windows' own (tests/windows/run_deps_smoke.sh).
+# About 8 minutes on 2 cores from a fresh machine; seconds once built.
+WINDOWS_BUILD_DIR ?= build-windows
+WINDOWS_APT_PACKAGES := g++-mingw-w64-x86-64 mingw-w64-tools libz-mingw-w64-dev dpkg-dev \
+  unicode-data perl wine wine64
+windows-deps: deps
+	$(call apt_install,$(WINDOWS_APT_PACKAGES))
+	JOBS=$(JOBS) tools/windows/build_deps.sh $(WINDOWS_BUILD_DIR)/deps
+
+test-windows-deps: windows-deps build
+	tests/windows/run_deps_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)/sdk/archfit
 
 comfyui-pack: build
 	rm -rf $(DIST_DIR)/comfyui-pack && mkdir -p $(DIST_DIR)/comfyui-pack/custom_nodes
