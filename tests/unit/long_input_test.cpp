@@ -139,6 +139,33 @@ TEST(LongInput, APluginManifestWithAMegabyteLineIsRefusedOnASmallStack) {
   EXPECT_NE(refused.find("name"), std::string::npos) << refused.substr(0, 200);
 }
 
+// yaml-cpp recurses once per level of nesting, not per character: Debian's
+// 0.7.0 refuses a document nested more than about 500 deep ("bad file"),
+// so a manifest nested 100,000 deep, flow or block style, is refused on a
+// small stack, not a crash (the host reads a manifest before it judges who
+// may write it).
+TEST(LongInput, APluginManifestNestedDeeplyIsRefusedOnASmallStack) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("archfit_deep_manifest_" + std::to_string(::getpid()) + ".yaml");
+  std::string block = "schema: archfit.plugin/1\nname:\n";
+  for (size_t level = 0; level < 3000; ++level) block += std::string(level + 2, ' ') + "- \n";
+  const std::string flow = "schema: archfit.plugin/1\nname: " + std::string(100000, '[') +
+                           std::string(100000, ']') + "\nlibrary: l.so\nabi: 1\n";
+  for (const std::string& text : {flow, block}) {
+    std::ofstream(path, std::ios::trunc) << text;
+    std::string refused;
+    on_small_stack([&] {
+      try {
+        (void)archfit::plugin::read_manifest(path);
+      } catch (const archfit::plugin::PluginError& error) {
+        refused = error.what();
+      }
+    });
+    EXPECT_FALSE(refused.empty());
+  }
+  std::filesystem::remove(path);
+}
+
 TEST(LongInput, APatternFindsEveryMatchInALongTextInLinearTime) {
   const archfit::util::Pattern name(R"((?:sm|compute)_[0-9]+[af]?)");
   std::string list;
