@@ -83,3 +83,36 @@ TEST(EnvironmentCommands, WslPathsBecomeDrivePathsAndOthersKeepTheirWords) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 34 row 4a: cmd.exe expands %NAME% inside double quotes and has no
+// escape there, so a folder named with a % would run as another path. Such a
+// fix gets no cmd command, says why, and keeps its PowerShell form, whose
+// single quotes take % as it is.
+TEST(EnvironmentCommands, APathHoldingAPercentGetsNoCmdCommandButItsPowerShellOne) {
+  archfit::check::CheckReport report;
+  archfit::check::StackResult stack;
+  stack.fix.summary = "Install torch 2.8.0+cu128.";
+  stack.fix.commands = {"pip install torch==2.8.0+cu128"};
+  report.stacks.push_back(stack);
+  const CommandTarget percent{"/mnt/c/Users/ana%PATH%x/python_embeded/python.exe", true};
+  archfit::check::speak_in_environment(report, percent);
+  const archfit::check::Fix& fix = report.stacks[0].fix;
+  EXPECT_TRUE(fix.commands.empty()) << fix.commands[0];
+  EXPECT_EQ(fix.shell, "cmd");
+  EXPECT_EQ(fix.summary,
+            "Install torch 2.8.0+cu128. " + std::string(archfit::check::kCmdCannotQuotePercent));
+  ASSERT_EQ(fix.powershell_commands.size(), 1u);
+  EXPECT_EQ(fix.powershell_commands[0],
+            "& 'C:\\Users\\ana%PATH%x\\python_embeded\\python.exe' -m pip install "
+            "torch==2.8.0+cu128");
+  // Without a %, cmd gets its command as before.
+  archfit::check::CheckReport plain;
+  plain.stacks.push_back(stack);
+  archfit::check::speak_in_environment(plain, kPortable);
+  ASSERT_EQ(plain.stacks[0].fix.commands.size(), 1u);
+  EXPECT_EQ(plain.stacks[0].fix.summary, "Install torch 2.8.0+cu128.");
+}
+
+}  // namespace

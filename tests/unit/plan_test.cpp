@@ -125,3 +125,35 @@ TEST(Plan, AWindowsEnvironmentsPlanIsABatchFileForCmd) {
   for (size_t at = plan.find('\n'); at != std::string::npos; at = plan.find('\n', at + 1))
     EXPECT_EQ(plan[at - 1], '\r') << "a line without CR at " << at;
 }
+
+// Issue 34 row 4a: cmd.exe expands %NAME% and %~… on every line of a .bat
+// file, `rem` lines included; %% is its literal %. A portable folder named
+// with a % is written doubled wherever the plan names it, so the plan runs
+// that folder's python.exe, not the path an expansion would make.
+TEST(Plan, APercentInAWindowsPathIsDoubledEverywhereInTheBatchFile) {
+  CheckReport report = failing_report();
+  report.stacks[0].verdict = Verdict::no_cuda_build;
+  report.stacks[0].fix.commands = {};
+  report.stacks[0].fix.summary = "Install torch in C:\\a%PATH%b";
+  report.stacks[0].fix.shell = "cmd";
+  report.stacks[1].fix.shell = "cmd";
+  const std::string plan = render_plan(report, {"/mnt/c/a%PATH%b/python_embeded/python.exe",
+                                                "archfit check --comfyui \"C:\\a%PATH%b\""});
+  EXPECT_NE(plan.find("\"C:\\a%%PATH%%b\\python_embeded\\python.exe\" -m pip freeze"),
+            std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("rem   (no command: Install torch in C:\\a%%PATH%%b)"), std::string::npos)
+      << plan;
+  EXPECT_NE(plan.find("archfit check --comfyui \"C:\\a%%PATH%%b\""), std::string::npos) << plan;
+  // Every % of the plan is one of a doubled pair.
+  size_t single = 0;
+  for (size_t at = 0; at < plan.size(); ++at) {
+    if (plan[at] != '%') continue;
+    if (at + 1 < plan.size() && plan[at + 1] == '%') {
+      ++at;
+    } else {
+      ++single;
+    }
+  }
+  EXPECT_EQ(single, 0u) << plan;
+}

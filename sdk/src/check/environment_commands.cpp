@@ -199,6 +199,19 @@ void speak(Fix& fix, const CommandTarget& target) {
     if (target.windows)
       fix.powershell_commands.push_back(command_for(plain, target, Shell::powershell));
   }
+  // cmd.exe expands %NAME% even inside double quotes and has no escape
+  // there (a .bat file would want %% instead): a command holding % (a
+  // folder named so) is not written for cmd at all. PowerShell's single
+  // quotes keep it, so those commands stay.
+  const bool cmd_expands =
+      target.windows &&
+      std::any_of(commands.begin(), commands.end(), [](const std::string& command) {
+        return command.find('%') != std::string::npos;
+      });
+  if (cmd_expands) {
+    commands.clear();
+    fix.summary += (fix.summary.empty() ? "" : " ") + std::string(kCmdCannotQuotePercent);
+  }
   fix.commands = std::move(commands);
   fix.shell = target.windows ? "cmd" : "sh";
   for (auto& alternative : fix.alternatives) speak(alternative, target);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "check.hpp"
@@ -39,9 +40,16 @@ std::string command_for(const std::string& plain, const CommandTarget& target, S
 CommandTarget command_target(const CheckReport& report,
                              const std::vector<std::filesystem::path>& site_packages);
 
+// What a fix's summary gains when its commands hold a % and so none is
+// written for cmd.exe, which would expand it (speak_in_environment).
+inline constexpr std::string_view kCmdCannotQuotePercent =
+    "No cmd.exe command is given: a path in it holds %, which cmd.exe expands even in quotes; "
+    "run the PowerShell commands instead.";
+
 // Every fix of the report (stacks', components', their alternatives) in the
 // target's shell: sh on Linux; cmd on Windows, with the PowerShell form of
-// each command beside it (Fix::powershell_commands).
+// each command beside it (Fix::powershell_commands). A fix whose cmd form
+// would hold a % gets no cmd commands and says so (kCmdCannotQuotePercent).
 void speak_in_environment(CheckReport& report, const CommandTarget& target);
 
 }  // namespace archfit::check

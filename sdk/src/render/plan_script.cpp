@@ -41,6 +41,15 @@ std::string device_names(const std::vector<check::DeviceInfo>& devices) {
   return names;
 }
 
+// Text as a .bat file reads it back: cmd.exe expands %NAME% (and %~…) on
+// every line of a batch file, its `rem` lines included, and %% is a literal
+// % there (not at the prompt, which is why the fixes hold no %).
+std::string batch_literal(const std::string& text) {
+  std::string out;
+  for (const char c : text) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
 // The plan for a Windows environment: a .bat file for cmd.exe, whose
 // commands the check already wrote for cmd.
 std::string render_batch_plan(const check::CheckReport& report, const PlanContext& context) {
@@ -50,7 +59,7 @@ std::string render_batch_plan(const check::CheckReport& report, const PlanContex
   std::string python = "python";
   if (!context.python.empty()) {
     python = "\"";
-    python += check::windows_path(context.python);
+    python += batch_literal(check::windows_path(context.python));
     python += "\"";
   }
   out << "@echo off\r\n"
@@ -66,16 +75,18 @@ std::string render_batch_plan(const check::CheckReport& report, const PlanContex
   for (const auto& stack : report.stacks) {
     if (!compat::is_failure(stack.verdict) || stack.fix.empty()) continue;
     out << "rem "
-        << comment_text(stack.name + (stack.version.empty() ? "" : " " + stack.version) + ": " +
-                        std::string(compat::to_string(stack.verdict)))
+        << batch_literal(comment_text(stack.name +
+                                      (stack.version.empty() ? "" : " " + stack.version) + ": " +
+                                      std::string(compat::to_string(stack.verdict))))
         << ".\r\n";
     if (stack.fix.commands.empty())
-      out << "rem   (no command: " << comment_text(stack.fix.summary) << ")\r\n";
-    for (const auto& command : stack.fix.commands) out << command << " || exit /b 1\r\n";
+      out << "rem   (no command: " << batch_literal(comment_text(stack.fix.summary)) << ")\r\n";
+    for (const auto& command : stack.fix.commands)
+      out << batch_literal(command) << " || exit /b 1\r\n";
     ++steps;
   }
   if (steps == 0) out << "rem nothing fails: nothing to replace\r\n";
-  out << "\r\nrem 3. Check again.\r\n" << context.verify_command << "\r\n";
+  out << "\r\nrem 3. Check again.\r\n" << batch_literal(context.verify_command) << "\r\n";
   return out.str();
 }
 
