@@ -109,17 +109,7 @@ class ScanIndexTest : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(top_); }
 
-  TreeScan scan_with(ScanIndex& index) {
-    archfit::binary::TreeScanOptions options;
-    options.reuse = [&](const std::string& path, const FileStamp& stamp,
-                        const std::string& real_path) {
-      return index.take(path, stamp, real_path);
-    };
-    options.reuse_listing = [&](const std::string& dir, const FileStamp& stamp) {
-      return index.listing(dir, stamp);
-    };
-    return archfit::binary::scan_tree({tree_}, options);
-  }
+  TreeScan scan_with(ScanIndex& index) { return scan_with_root(index, tree_); }
   static TreeScan scan_with_root(ScanIndex& index, const fs::path& root) {
     archfit::binary::TreeScanOptions options;
     options.reuse = [&](const std::string& path, const FileStamp& stamp,

@@ -23,7 +23,6 @@
 #include "stack_judge.hpp"
 #include "stack_plan.hpp"
 #include "summary.hpp"
-#include "sys/child_process.hpp"
 
 namespace archfit::check {
 
