@@ -33,7 +33,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 # one-node Slurm from Debian's packages.
 SLURM_APT_PACKAGES := slurmctld slurmd slurm-client munge
 
-.PHONY: all deps configure build test test-slow windows-deps test-windows-deps demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
+.PHONY: all deps configure build test test-slow windows-deps test-windows-deps windows test-windows demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
   sanitizer-deps fuzz test-asan test-tsan test-sanitizers format format-check lint
 
@@ -84,6 +84,7 @@ test-slow: build
 	cd $(BUILD_DIR) && ARCHFIT_CACHE_STRESS_SECONDS=$(CACHE_STRESS_SLOW_SECONDS) \
 	  ctest --output-on-failure -R 'JitCacheTest.SixteenProcesses'
 	$(MAKE) fuzz
+	$(MAKE) test-windows
 
 DEMO_SITE = $(BUILD_DIR)/tests/fixtures/demo/site-packages
 DEMO_CACHE = $(BUILD_DIR)/demo-kernel-cache
@@ -201,6 +202,30 @@ windows-deps: deps
 
 test-windows-deps: windows-deps build
 	tests/windows/run_deps_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)/sdk/archfit
+
+# archfit for Windows: archfit.exe, archfit.dll with its import library
+# archfit.lib, and the headers, cross-built with mingw-w64 (static C++
+# runtime) into build-windows/; sys/windows/ is the Windows side of the
+# platform layer (docs/windows.md says what works and what does not yet).
+WINDOWS_CMAKE_DIR := $(WINDOWS_BUILD_DIR)/archfit
+windows: windows-deps
+	cmake -S . -B $(WINDOWS_CMAKE_DIR) -DCMAKE_BUILD_TYPE=Release \
+	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/mingw-w64-x86_64.cmake \
+	  -DARCHFIT_WINDOWS_DEPS=$(abspath $(WINDOWS_BUILD_DIR))/deps \
+	  -DARCHFIT_BUILD_TESTS=OFF -DARCHFIT_BUILD_PLUGINS=OFF
+	cmake --build $(WINDOWS_CMAKE_DIR) -j$(JOBS) --target archfit archfit_cli archfit_plugin_probe
+	mkdir -p $(WINDOWS_BUILD_DIR)/include/archfit
+	cp $(WINDOWS_CMAKE_DIR)/sdk/archfit.exe $(WINDOWS_CMAKE_DIR)/sdk/archfit.dll \
+	  $(WINDOWS_CMAKE_DIR)/sdk/archfit.lib $(WINDOWS_CMAKE_DIR)/sdk/archfit-plugin-probe.exe \
+	  $(WINDOWS_BUILD_DIR)/
+	cp sdk/include/archfit/*.h $(WINDOWS_CMAKE_DIR)/sdk/include/archfit/archfit_version.h \
+	  $(WINDOWS_BUILD_DIR)/include/archfit/
+	@echo "archfit: $(WINDOWS_BUILD_DIR)/archfit.exe, archfit.dll, archfit.lib and include/"
+
+# archfit.exe under Wine against the Linux build on the same bytes
+# (tests/windows/run_windows_smoke.sh).
+test-windows: windows build
+	tests/windows/run_windows_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)
 
 comfyui-pack: build
 	rm -rf $(DIST_DIR)/comfyui-pack && mkdir -p $(DIST_DIR)/comfyui-pack/custom_nodes

@@ -1,7 +1,5 @@
 #include "check_command.hpp"
 
-#include <unistd.h>
-
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -14,6 +12,7 @@
 #include "render/plan_script.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "sys/console.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -169,7 +168,7 @@ int CheckCommand::run() const {
     } else if (json_) {
       std::cout << util::json_text(check::check_document(report), 2) << '\n';
     } else {
-      render::print_check_text(std::cout, report, isatty(fileno(stdout)) != 0, details_);
+      render::print_check_text(std::cout, report, sys::is_terminal(sys::Stream::out), details_);
     }
     return report.verdict == check::OverallVerdict::fails  ? 1
            : report.verdict == check::OverallVerdict::fits ? 0

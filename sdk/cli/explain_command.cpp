@@ -1,7 +1,5 @@
 #include "explain_command.hpp"
 
-#include <unistd.h>
-
 #include <iostream>
 #include <sstream>
 
@@ -11,7 +9,8 @@
 #include "render/diagnosis_text.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
-#include "util/file.hpp"
+#include "sys/console.hpp"
+#include "sys/read_file.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -49,14 +48,14 @@ int ExplainCommand::run() const {
     // One read into a string of the file's size (util/file.hpp): a log can
     // be 100 MB.
     std::string problem;
-    auto read = util::read_file(file_, &problem);
+    auto read = sys::read_file(file_, &problem);
     if (!read) {
       std::cerr << "archfit explain: " << problem << '\n';
       return 2;
     }
     text = std::move(*read);
   } else {
-    if (file_.empty() && ::isatty(STDIN_FILENO)) {
+    if (file_.empty() && sys::is_terminal(sys::Stream::in)) {
       std::cerr << "archfit explain: give the error as text, with --file LOG, or on stdin\n";
       return 2;
     }
@@ -78,7 +77,7 @@ int ExplainCommand::run() const {
             "--report and the probe options (--gpu, --venv, --comfyui, …) both describe the "
             "environment: give one");
       std::string problem;
-      const auto document = util::read_file(report_, &problem);
+      const auto document = sys::read_file(report_, &problem);
       if (!document) throw std::runtime_error("--report " + report_ + ": " + problem);
       try {
         saved = nlohmann::json::parse(*document);

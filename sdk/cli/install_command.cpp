@@ -1,13 +1,13 @@
 #include "install_command.hpp"
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <iostream>
 #include <system_error>
 
 #include "env/python_locate.hpp"
 #include "host_adapter_files.hpp"
+#include "sys/machine.hpp"
+#include "sys/user_folders.hpp"
 
 namespace archfit::cli {
 
@@ -80,7 +80,7 @@ bool InstallCommand::chosen() const { return install_ && install_->parsed(); }
 int InstallCommand::run() const {
   try {
     const env::ComfyuiInstall comfyui = env::locate_comfyui(comfyui_dir_);
-    if (::access(comfyui.custom_nodes.c_str(), W_OK) != 0) {
+    if (!sys::may_access(comfyui.custom_nodes, sys::Access::write)) {
       std::cerr << "archfit install comfyui: cannot write to " << comfyui.custom_nodes.string()
                 << '\n';
       return 2;
@@ -93,7 +93,7 @@ int InstallCommand::run() const {
       return 2;
     }
     const HostAdapterFiles files = find_host_adapter_files();
-    const std::string suffix = std::to_string(::getpid());
+    const std::string suffix = std::to_string(sys::this_process_id());
     const fs::path staging =
         comfyui.custom_nodes / ("." + std::string(kPackFolder) + ".new-" + suffix);
     const fs::path old = comfyui.custom_nodes / ("." + std::string(kPackFolder) + ".old-" + suffix);

@@ -10,7 +10,7 @@
 #include "binary/scanner.hpp"
 #include "render/jit_text.hpp"
 #include "session/session.hpp"
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -88,7 +88,7 @@ bool JitCommand::chosen() const { return jit_ && jit_->parsed(); }
 int JitCommand::run() const {
   if (bundle_->parsed()) return run_bundle();
   std::string problem;
-  auto source = util::read_file(source_, &problem);
+  auto source = sys::read_file(source_, &problem);
   if (!source) {
     std::cerr << "archfit jit compile: " << problem << '\n';
     return 2;

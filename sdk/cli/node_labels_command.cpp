@@ -1,8 +1,5 @@
 #include "node_labels_command.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -19,6 +16,7 @@
 #include "fleet/node_labels.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "sys/file_io.hpp"
 #include "sys/trust.hpp"
 
 namespace archfit::cli {
@@ -66,58 +64,16 @@ fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& n
   return verdict;
 }
 
-bool write_all(int fd, const std::string& text) {
-  size_t written = 0;
-  while (written < text.size()) {
-    const ssize_t count = ::write(fd, text.data() + written, text.size() - written);
-    if (count < 0 && errno == EINTR) continue;
-    if (count <= 0) return false;
-    written += static_cast<size_t>(count);
-  }
-  return true;
-}
-
-// The whole file or nothing: written beside the target under a name NFD
-// passes over (it starts with a dot), then renamed onto it. Often run as
-// root: the folder must be one no other user can write to (else they could
-// plant a link under the temporary name, or swap the folder), the temporary
-// file is made new (O_EXCL) without following a link, and both steps are
-// relative to the folder opened once, so a link swapped in meanwhile leads
-// nowhere.
+// The whole file or nothing (sys::replace_whole_file). Often run as root:
+// the folder must be one no other user can write to, else they could plant
+// a link under the temporary name, or swap the folder.
 void replace_file(const fs::path& target, const std::string& text) {
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
   if (const std::string untrusted = sys::untrusted_because(folder, "node labels");
       !untrusted.empty())
     throw LabelsWriteError("refusing to write in " + folder.string() + ": " + untrusted);
-  const int dir = ::open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0)
-    throw LabelsWriteError("cannot open the folder " + folder.string() + ": " +
-                           std::strerror(errno));
-  const std::string name = target.filename().string();
-  const std::string temporary = "." + name + ".tmp-" + std::to_string(::getpid());
-  // One left by a run that was killed: removed (a link is removed itself,
-  // never followed).
-  ::unlinkat(dir, temporary.c_str(), 0);
-  const int file =
-      ::openat(dir, temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  const auto fail = [&](const std::string& what) {
-    const std::string reason = std::strerror(errno);
-    if (file >= 0) ::close(file);
-    ::unlinkat(dir, temporary.c_str(), 0);
-    ::close(dir);
-    throw LabelsWriteError(what + ": " + reason);
-  };
-  if (file < 0) fail("cannot create " + (folder / temporary).string());
-  if (!write_all(file, text) || ::fsync(file) != 0)
-    fail("cannot write " + (folder / temporary).string());
-  ::close(file);
-  if (::renameat(dir, temporary.c_str(), dir, name.c_str()) != 0) {
-    const std::string reason = std::strerror(errno);
-    ::unlinkat(dir, temporary.c_str(), 0);
-    ::close(dir);
-    throw LabelsWriteError("cannot replace " + target.string() + ": " + reason);
-  }
-  ::close(dir);
+  if (const std::string problem = sys::replace_whole_file(target, text); !problem.empty())
+    throw LabelsWriteError(problem);
 }
 
 std::string node_words(const check::CheckReport& node) {

@@ -1,6 +1,5 @@
 #include "progress_line.hpp"
-
-#include <unistd.h>
+#include "sys/console.hpp"
 
 #include <cstdio>
 
@@ -18,7 +17,7 @@ std::string gigabytes(uint64_t bytes) {
 
 ProgressLine::Mode ProgressLine::choose(bool forced_on, bool forced_off) {
   if (forced_off) return Mode::off;
-  if (isatty(fileno(stderr))) return Mode::terminal;
+  if (sys::is_terminal(sys::Stream::err)) return Mode::terminal;
   return forced_on ? Mode::lines : Mode::off;
 }
 

@@ -1,6 +1,5 @@
 #include "scan_command.hpp"
 
-#include <unistd.h>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -11,6 +10,8 @@
 #include "render/scan_text.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
+#include "sys/console.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -31,7 +32,9 @@ void ScanCommand::add_to(CLI::App& app) {
 }
 
 int ScanCommand::run() const {
-  std::vector<std::filesystem::path> paths(paths_.begin(), paths_.end());
+  // The words are UTF-8 (sys/console.hpp); so is every path made from them.
+  std::vector<std::filesystem::path> paths;
+  for (const auto& word : paths_) paths.push_back(sys::path_of_utf8(word));
   binary::TreeScanOptions options;
   options.scan.deep = deep_;
   options.threads = threads_;
@@ -55,7 +58,7 @@ int ScanCommand::run() const {
     text.images = images_;
     text.deep = deep_;
     text.all_files = all_files_;
-    text.color = isatty(fileno(stdout)) != 0;
+    text.color = sys::is_terminal(sys::Stream::out);
     render::print_scan_text(std::cout, result, elapsed_ms, text);
   }
   for (const auto& file : result.files) {

@@ -16,7 +16,7 @@
 #include "jit/nvrtc/target_plan.hpp"
 #include "saved_env.hpp"
 #include "session/environment_settings.hpp"
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 
 namespace fs = std::filesystem;
 using archfit::session::read_fatbinary_search;
@@ -223,7 +223,7 @@ TEST(SessionJit, ACompileIsAnsweredByTheSessionsOwnCacheThenByTheDiskForTheNext)
   ::setenv("ARCHFIT_CACHE_DIR", cache.c_str(), 1);
   std::string problem;
   const auto source =
-      archfit::util::read_file(fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu", &problem);
+      archfit::sys::read_file(fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu", &problem);
   ASSERT_TRUE(source) << problem;
   archfit::jit::CompileRequest request;
   request.source = *source;

@@ -32,14 +32,5 @@ grep -v '^[[:space:]]*0000' "$out/deps_smoke.out" | grep -E ' ok | FAIL |every|s
 echo "under Wine in $(((ended - started) / 1000000)) ms (a new Wine prefix is made on the first run)"
 
 # Only DLLs every Windows has: the kernel, the C runtime, and system APIs.
-"$archfit" scan --json "$exe" | /usr/bin/python3 -c '
-import json, sys
-system = {"kernel32.dll", "advapi32.dll", "msvcrt.dll", "ucrtbase.dll", "user32.dll",
-          "bcrypt.dll", "ws2_32.dll", "shell32.dll", "ole32.dll", "ntdll.dll", "crypt32.dll"}
-needed = json.load(sys.stdin)["files"][0]["linkage"]["needed"]
-beyond = [n for n in needed if n.lower() not in system and not n.lower().startswith("api-ms-win-")]
-print("imports:", ", ".join(needed))
-if beyond:
-    sys.exit(f"needs DLLs Windows does not ship: {beyond}")
-'
+"$archfit" scan --json "$exe" | /usr/bin/python3 "$repo/tests/windows/windows_imports.py"
 echo "deps_smoke.exe: $(stat -c %s "$exe") bytes, needs only what Windows ships"

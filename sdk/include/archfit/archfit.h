@@ -36,7 +36,16 @@
 #define ARCHFIT_VERSION_AT_LEAST(major, minor, patch) \
   (ARCHFIT_VERSION_NUMBER >= ((major)*10000 + (minor)*100 + (patch)))
 
-#if defined(__GNUC__)
+/* What archfit.dll exports on Windows: exactly the functions marked here,
+ * when the DLL itself is built (ARCHFIT_BUILDING_DLL); a program or ctypes
+ * calls them through the import library or by name, with nothing to mark. */
+#if defined(_WIN32)
+#if defined(ARCHFIT_BUILDING_DLL)
+#define ARCHFIT_API __declspec(dllexport)
+#else
+#define ARCHFIT_API
+#endif
+#elif defined(__GNUC__)
 #define ARCHFIT_API __attribute__((visibility("default")))
 #else
 #define ARCHFIT_API

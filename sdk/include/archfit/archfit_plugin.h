@@ -70,7 +70,9 @@ typedef int (*archfit_plugin_negotiate_fn)(uint32_t host_min, uint32_t host_max,
 /* What a plugin writes to export its entry point:
  *   ARCHFIT_PLUGIN_EXPORT int archfit_plugin_negotiate(uint32_t, uint32_t, uint32_t*,
  *                                                      archfit_plugin_info*);        */
-#if defined(__GNUC__)
+#if defined(_WIN32)
+#define ARCHFIT_PLUGIN_EXPORT __declspec(dllexport)
+#elif defined(__GNUC__)
 #define ARCHFIT_PLUGIN_EXPORT __attribute__((visibility("default")))
 #else
 #define ARCHFIT_PLUGIN_EXPORT

@@ -37,7 +37,7 @@ constexpr std::array<std::string_view, 9> kDistInfoFiles = {"RECORD",    "METADA
 }  // namespace
 
 bool is_wheel(const std::filesystem::path& path) {
-  return ends_with_ignoring_case(path.native(), ".whl");
+  return ends_with_ignoring_case(path.string(), ".whl");
 }
 
 bool may_hold_device_code(std::string_view name) {

@@ -1,10 +1,9 @@
 #include "tree_scan.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -19,8 +18,10 @@
 #include "file_names.hpp"
 #include "file_scan.hpp"
 #include "parallel.hpp"
-#include "pseudo_filesystem.hpp"
 #include "sys/directory_listing.hpp"
+#include "sys/file_status.hpp"
+#include "sys/pseudo_filesystem.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::binary {
 
@@ -28,19 +29,24 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using FileId = std::pair<dev_t, ino_t>;
+using FileId = std::pair<uint64_t, uint64_t>;  // device, inode
 
-using sys::stamp_of;
+using sys::FileType;
 
 // The real path of `path`, every link resolved; "" when it cannot be had.
-std::string resolved(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
-  return real ? std::string(real.get()) : std::string();
+std::string resolved(const std::string& path) { return sys::real_path(path); }
+
+// The OS's own separator: '/' on POSIX, a backslash on Windows, so the
+// paths a walk reports read as the user's own (C:\ComfyUI\python_embeded).
+constexpr char kSeparator = static_cast<char>(fs::path::preferred_separator);
+
+bool ends_with_separator(const std::string& path) {
+  return path.ends_with(kSeparator) || path.ends_with('/');
 }
 
 std::string child_of(const std::string& dir, std::string_view name) {
   std::string child = dir;
-  if (!child.ends_with('/')) child += '/';
+  if (!ends_with_separator(child)) child += kSeparator;
   child += name;
   return child;
 }
@@ -70,16 +76,18 @@ struct Walker {
   bool stays_inside_root(const std::string& path, const std::string& target) {
     if (target.empty()) return false;  // gone or unreadable since listed: nothing to follow
     const bool inside =
-        root == "/" || target == root || (target.starts_with(root) && target[root.size()] == '/');
+        ends_with_separator(root)
+            ? target.starts_with(root)
+            : target == root || (target.starts_with(root) && (target[root.size()] == kSeparator));
     if (!inside)
       out.skipped.push_back({path, "a symbolic link to " + target + ", outside " + root});
     return inside;
   }
 
-  void add_file(const std::string& path, const struct stat& info, std::string real_path) {
-    seen[{info.st_dev, info.st_ino}] = out.files.size();
-    out.files.emplace_back(path);
-    out.stamps.push_back(stamp_of(info));
+  void add_file(const std::string& path, const FileStamp& stamp, std::string real_path) {
+    seen[{stamp.device, stamp.inode}] = out.files.size();
+    out.files.push_back(sys::path_of_utf8(path));
+    out.stamps.push_back(stamp);
     out.real_paths.push_back(std::move(real_path));
   }
 
@@ -87,48 +95,54 @@ struct Walker {
   // time parsing std::filesystem::path components than reading directories.
   // `parent_device`: the file system of the directory listing `path`;
   // `parent_real`: that directory's real path ("" for a path named).
-  void visit(const std::string& path, std::string_view name, bool named, dev_t parent_device,
+  void visit(const std::string& path, std::string_view name, bool named, uint64_t parent_device,
              const std::string& parent_real) {
-    struct stat info {};
+    std::optional<sys::FileStatus> found;
+    sys::StatusFailure failure;
     bool link = false;
     if (named) {
-      if (::stat(path.c_str(), &info) != 0) {
-        problem(path, "cannot read: " + stat_failure(errno));
+      found = sys::file_status(sys::path_of_utf8(path), sys::Links::follow, &failure);
+      if (!found) {
+        problem(path, "cannot read: " + stat_failure(failure));
         return;
       }
     } else {
-      if (::lstat(path.c_str(), &info) != 0) {
+      found = sys::file_status(sys::path_of_utf8(path), sys::Links::not_followed, &failure);
+      if (!found) {
         // Gone since it was listed: nothing to judge. Anything else (a path
         // longer than the OS takes, an I/O error) is a file not read.
-        if (errno != ENOENT) problem(path, "cannot read: " + stat_failure(errno));
+        if (!failure.missing) problem(path, "cannot read: " + stat_failure(failure));
         return;
       }
-      if (S_ISLNK(info.st_mode)) {
+      if (found->type == FileType::link) {
         link = true;
         // A dangling symlink met inside a tree is not the user's question.
-        if (::stat(path.c_str(), &info) != 0) return;
+        found = sys::file_status(sys::path_of_utf8(path), sys::Links::follow);
+        if (!found) return;
       }
     }
-    if (!named && S_ISREG(info.st_mode) && never_device_code(name)) return;
+    const FileType type = found->type;
+    const FileStamp& stamp = found->stamp;
+    if (!named && type == FileType::file && never_device_code(name)) return;
     // Where it really is: known from the walk for what is not a link.
     std::string real_path = named || link ? resolved(path) : child_of(parent_real, name);
-    if (link && S_ISDIR(info.st_mode) && !stays_inside_root(path, real_path)) return;
-    const auto [earlier, first_time] = seen.try_emplace({info.st_dev, info.st_ino}, kNotAFile);
+    if (link && type == FileType::directory && !stays_inside_root(path, real_path)) return;
+    const auto [earlier, first_time] = seen.try_emplace({stamp.device, stamp.inode}, kNotAFile);
     if (!first_time) {
       // A loop or an alias is passed over; another name of a regular file
       // that is not a link is a hard link, judged under its own name too.
-      if (S_ISREG(info.st_mode) && !link && earlier->second != kNotAFile)
+      if (type == FileType::file && !link && earlier->second != kNotAFile)
         out.hard_links.push_back({path, earlier->second});
       return;
     }
-    if (S_ISREG(info.st_mode) && named && is_wheel(path)) {
-      out.wheels.emplace_back(path);
-    } else if (S_ISREG(info.st_mode)) {
-      add_file(path, info, std::move(real_path));
-    } else if (S_ISDIR(info.st_mode)) {
+    if (type == FileType::file && named && is_wheel(path)) {
+      out.wheels.push_back(sys::path_of_utf8(path));
+    } else if (type == FileType::file) {
+      add_file(path, stamp, std::move(real_path));
+    } else if (type == FileType::directory) {
       // Asked where a file system may begin: once per mount, not per directory.
-      if (named || info.st_dev != parent_device) {
-        if (const std::string kind = pseudo_filesystem_of(path); !kind.empty()) {
+      if (named || stamp.device != parent_device) {
+        if (const std::string kind = sys::pseudo_filesystem_of(path); !kind.empty()) {
           const std::string why =
               "on " + kind + ", a kernel pseudo-filesystem that holds no libraries";
           if (named) {
@@ -140,9 +154,9 @@ struct Walker {
         }
       }
       if (named) root = real_path.empty() ? path : real_path;
-      walk_directory(path, real_path.empty() ? path : real_path, stamp_of(info), info.st_dev);
+      walk_directory(path, real_path.empty() ? path : real_path, stamp, stamp.device);
     } else if (named) {
-      out.files.emplace_back(path);  // scan_file says what it is
+      out.files.push_back(sys::path_of_utf8(path));  // scan_file says what it is
       out.stamps.push_back({});
       out.real_paths.emplace_back();
     }
@@ -150,11 +164,13 @@ struct Walker {
     // device code, and opening one can block or never end.
   }
 
-  static std::string stat_failure(int error) {
-    if (error == ENAMETOOLONG)
-      return "its path is longer than this system lets a program name a file (PATH_MAX, " +
-             std::to_string(PATH_MAX) + " bytes), so it was not read";
-    return std::strerror(error);
+  static std::string stat_failure(const sys::StatusFailure& failure) {
+    return failure.name_too_long ? too_long() : failure.reason;
+  }
+
+  static std::string too_long() {
+    return "its path is longer than this system lets a program name a file (PATH_MAX, " +
+           std::to_string(PATH_MAX) + " bytes), so it was not read";
   }
 
   // sys::DirectoryListing (readdir) rather than std::filesystem: its entry
@@ -166,7 +182,7 @@ struct Walker {
   // `stamp`: the directory as the walk stat'ed it; `real_dir`: where it
   // really is.
   void walk_directory(const std::string& dir, const std::string& real_dir, const FileStamp& stamp,
-                      dev_t device) {
+                      uint64_t device) {
     report_progress(dir);
     if (reuse_listing) {
       if (const std::vector<std::string>* names = reuse_listing(dir, stamp)) {
@@ -186,11 +202,11 @@ struct Walker {
     FileStamp listed;  // the directory actually opened: a link may have changed since the stat
     {                  // closed before the children are visited: one open directory at a time
       using Type = sys::DirectoryListing::Type;
-      sys::DirectoryListing listing = sys::DirectoryListing::open(dir);
+      sys::DirectoryListing listing = sys::DirectoryListing::open(sys::path_of_utf8(dir));
       if (!listing.is_open()) {
         const bool too_long = listing.problem() == std::strerror(ENAMETOOLONG);
-        problem(dir, "cannot list directory: " +
-                         (too_long ? stat_failure(ENAMETOOLONG) : listing.problem()));
+        problem(dir,
+                "cannot list directory: " + (too_long ? Walker::too_long() : listing.problem()));
         return;
       }
       listed = listing.stamp();
@@ -219,9 +235,9 @@ struct Walker {
   }
 
   void visit_children(const std::string& dir, const std::string& real_dir,
-                      const std::vector<std::string>& names, dev_t device) {
+                      const std::vector<std::string>& names, uint64_t device) {
     std::string child_path = dir;
-    if (!child_path.ends_with('/')) child_path += '/';
+    if (!ends_with_separator(child_path)) child_path += kSeparator;
     const size_t base = child_path.size();
     for (const auto& name : names) {
       child_path.resize(base);
@@ -242,9 +258,9 @@ struct Walker {
 };
 
 int64_t wall_clock_ns() {
-  struct timespec now {};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<int64_t>(now.tv_sec) * 1'000'000'000 + now.tv_nsec;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
 }
 
 }  // namespace
@@ -254,7 +270,8 @@ FileList list_files(const std::vector<fs::path>& paths, const ReuseListing& reus
   FileList list;
   list.started_ns = wall_clock_ns();
   Walker walker{list, reuse_listing, on_progress, {}, {}};
-  for (const auto& path : paths) walker.visit(path.string(), path.filename().native(), true, 0, "");
+  for (const auto& path : paths)
+    walker.visit(sys::utf8_of(path), sys::utf8_of(path.filename()), true, 0, "");
   return list;
 }
 
@@ -325,7 +342,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
       wheels.push_back(std::move(pool));
     } catch (const ZipError& error) {
       FileScan scan;
-      scan.path = path.string();
+      scan.path = sys::utf8_of(path);
       scan.unreadable = true;
       scan.problems.push_back({0, error.what()});
       list.unreadable.push_back(std::move(scan));
@@ -355,7 +372,7 @@ TreeScan scan_tree(const std::vector<fs::path>& paths, const TreeScanOptions& op
     FileScan& scan = result.files[order[k].second];
     if (item.file) {
       if (options.reuse && item.stamp != FileStamp{}) {
-        if (auto earlier = options.reuse(item.file->native(), item.stamp, *item.real_path)) {
+        if (auto earlier = options.reuse(sys::utf8_of(*item.file), item.stamp, *item.real_path)) {
           scan = std::move(*earlier);
           result.stamps[order[k].second] = item.stamp;
           result.real_paths[order[k].second] = *item.real_path;

@@ -102,7 +102,7 @@ struct TreeScan {
 //   what the environment loads. Debian's python3-torch, for one, ships
 //   torch/lib/libc10.so as a link to /usr/lib/x86_64-linux-gnu/libc10.so.1.13.
 //   Reading a regular file is harmless; walking out of the tree is not.
-// - Pseudo-filesystems (/proc, /sys, cgroups; pseudo_filesystem.hpp) are not
+// - Pseudo-filesystems (/proc, /sys, cgroups; sys/pseudo_filesystem.hpp) are not
 //   walked: named, they are a problem; mounted inside the tree, skipped.
 // Another name of a file already listed, and the index of that file in
 // FileList::files.

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "sys/utf8_path.hpp"
+
 namespace archfit::binary {
 
 namespace fs = std::filesystem;
@@ -86,7 +88,8 @@ ZipArchive::ZipArchive(const fs::path& path) : path_(path) {
   file_bytes_ = fs::file_size(path, size_error);
   if (size_error) file_bytes_ = 0;
   int code = 0;
-  archive_ = zip_open(path.c_str(), ZIP_RDONLY, &code);
+  // libzip takes UTF-8 on Windows too, and converts it to UTF-16 itself.
+  archive_ = zip_open(sys::utf8_of(path).c_str(), ZIP_RDONLY, &code);
   if (!archive_) {
     throw ZipError(path.string() + ": not a readable zip archive (" + open_error_text(code) + ")");
   }

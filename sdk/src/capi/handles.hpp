@@ -4,6 +4,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "archfit/archfit.h"
 #include "binary/image.hpp"
@@ -55,7 +56,9 @@ struct archfit_diagnosis {
 };
 
 struct archfit_plugin_set {
-  archfit::plugin::PluginSet set;  // its paths' c_str() are what the ABI lends out
+  archfit::plugin::PluginSet set;           // its strings' c_str() are what the ABI lends out
+  std::vector<std::string> manifest_paths;  // set.loaded's manifest paths, in UTF-8
+  std::vector<std::string> rejected_paths;  // set.rejected's paths, in UTF-8
   mutable std::once_flag json_once;
   mutable std::string json;
 };

@@ -9,6 +9,7 @@
 #include "handles.hpp"
 #include "plugin/plugin_json.hpp"
 #include "string_list.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
@@ -35,6 +36,10 @@ archfit_status load_plugins_as(const char* function, archfit_context* context,
     search.install_dir = options.skip_install_dir == 0;
     auto handle = std::make_unique<archfit_plugin_set>();
     handle->set = context->session.plugins(search);
+    for (const auto& loaded : handle->set.loaded)
+      handle->manifest_paths.push_back(archfit::sys::utf8_of(loaded.manifest.path));
+    for (const auto& rejected : handle->set.rejected)
+      handle->rejected_paths.push_back(archfit::sys::utf8_of(rejected.path));
     *out_set = handle.release();
   });
 }
@@ -75,7 +80,7 @@ archfit_status archfit_plugin_set_get(const archfit_plugin_set* set, size_t inde
     entry.name = loaded.name.c_str();
     entry.version = loaded.version.c_str();
     entry.description = loaded.description.c_str();
-    entry.manifest = loaded.manifest.path.c_str();
+    entry.manifest = set->manifest_paths[index].c_str();
     entry.abi = loaded.abi;
     entry.module_count = loaded.modules.size();
     entry.probe_json = loaded.probe_json.empty() ? nullptr : loaded.probe_json.c_str();
@@ -129,7 +134,7 @@ size_t archfit_plugin_set_rejected_count(const archfit_plugin_set* set) noexcept
 }
 
 const char* archfit_plugin_set_rejected_path(const archfit_plugin_set* set, size_t index) noexcept {
-  return set && index < set->set.rejected.size() ? set->set.rejected[index].path.c_str() : nullptr;
+  return set && index < set->set.rejected.size() ? set->rejected_paths[index].c_str() : nullptr;
 }
 
 const char* archfit_plugin_set_rejected_reason(const archfit_plugin_set* set,

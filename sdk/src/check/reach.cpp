@@ -1,7 +1,5 @@
 #include "reach.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
@@ -10,6 +8,7 @@
 #include <system_error>
 
 #include "binary/archive_scan.hpp"
+#include "sys/file_status.hpp"
 
 namespace archfit::check {
 
@@ -23,11 +22,12 @@ bool is_member(const std::string& path) {
   return path.find(binary::kMemberSeparator) != std::string::npos;
 }
 
-// realpath(3), not std::filesystem::weakly_canonical: the same answer for a
-// file that exists, at a fraction of the cost over a venv's 240 libraries.
+// sys::real_path (realpath(3)), not std::filesystem::weakly_canonical: the
+// same answer for a file that exists, at a fraction of the cost over a
+// venv's 240 libraries.
 fs::path real_path(const std::string& path) {
-  std::unique_ptr<char, decltype(&std::free)> real(::realpath(path.c_str(), nullptr), &std::free);
-  return real ? fs::path(real.get()) : fs::path(path).lexically_normal();
+  const std::string real = sys::real_path(path);
+  return real.empty() ? fs::path(path).lexically_normal() : fs::path(real);
 }
 
 }  // namespace
@@ -126,9 +126,10 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
 
 fs::path LinkGraph::real_path_of(const std::string& path) const {
   const size_t slash = path.rfind('/');
-  struct stat info {};
-  if (slash == std::string::npos || slash == 0 || ::lstat(path.c_str(), &info) != 0 ||
-      S_ISLNK(info.st_mode))
+  const auto status = slash == std::string::npos || slash == 0
+                          ? std::nullopt
+                          : sys::file_status(path, sys::Links::not_followed);
+  if (!status || status->type == sys::FileType::link)
     return real_path(path);  // a symlink (libcudart.so.12), or not there
   const auto [at, added] = real_folders_.try_emplace(path.substr(0, slash));
   if (added) at->second = real_path(at->first);
@@ -173,7 +174,7 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
     // Libraries in one folder share their run paths and much of what they
     // need (libcudart, libc10): each folder and name is looked up once.
     for (const auto& entry : folders) {
-      std::string key = origin.native();
+      std::string key = origin.string();
       key.append(1, '\n').append(entry).append(1, '\n').append(needed);
       const auto [at, added] = found_in_folder_.try_emplace(std::move(key));
       if (added) at->second = find_in(expand_origin(entry, origin), needed);

@@ -61,7 +61,7 @@ json binary_json(const BinaryResult& binary) {
               {"driver", driver_answers_json(binary.driver)},
               // Kept from the first schema: why the binary is never loaded.
               {"not_loaded", unreached ? json(binary.reach_reason) : json(nullptr)}};
-  ::archfit::binary::put_path(out, binary.path.native());  // and path_bytes where it is not UTF-8
+  ::archfit::binary::put_path(out, binary.path.string());  // and path_bytes where it is not UTF-8
   return out;
 }
 

@@ -1,8 +1,6 @@
 #include "scan_index.hpp"
 
-#include <dlfcn.h>
 #include <lz4.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cstring>
@@ -15,6 +13,8 @@
 #include "store/disk_store.hpp"
 #include "store/store_key.hpp"
 #include "store/store_location.hpp"
+#include "sys/file_status.hpp"
+#include "sys/module_location.hpp"
 
 namespace archfit::check {
 
@@ -62,15 +62,11 @@ static_assert(std::is_trivially_copyable_v<PackedImage>);
 // The library or program this code is in, by path and stamp: a rebuilt or
 // upgraded archfit scans afresh.
 std::string scanner_build() {
-  Dl_info info{};
-  std::string file = "/proc/self/exe";
-  if (::dladdr(reinterpret_cast<const void*>(&scanner_build), &info) != 0 && info.dli_fname &&
-      info.dli_fname[0] == '/')
-    file = info.dli_fname;
-  struct stat status {};
-  if (::stat(file.c_str(), &status) != 0) return file;
-  return file + " " + std::to_string(status.st_size) + " " + std::to_string(status.st_mtim.tv_sec) +
-         "." + std::to_string(status.st_mtim.tv_nsec) + " " + std::to_string(status.st_ino);
+  const std::string file = sys::running_module_file().string();
+  const auto status = sys::file_status(file, sys::Links::follow);
+  if (!status) return file;
+  return file + " " + std::to_string(status->stamp.size) + " " +
+         std::to_string(status->stamp.mtime_ns) + " " + std::to_string(status->stamp.inode);
 }
 
 std::string index_key(const std::vector<fs::path>& roots) {

@@ -37,9 +37,8 @@ using util::trim;
 // '\r' or NUL byte (the NULs of a preallocated or truncated file).
 std::string_view past_overwrite(std::string_view line) {
   for (const char overwrite : {'\r', '\0'}) {
-    const void* at = memrchr(line.data(), overwrite, line.size());
-    const size_t after =
-        at ? static_cast<size_t>(static_cast<const char*>(at) - line.data()) + 1 : 0;
+    const size_t at = line.rfind(overwrite);
+    const size_t after = at == std::string_view::npos ? 0 : at + 1;
     if (after < line.size()) line.remove_prefix(after);
   }
   return line;
@@ -257,25 +256,23 @@ ErrorText from_report(std::string_view input, size_t start) {
   return error;
 }
 
-// The last occurrence of `needle`: glibc's memmem over 1 MB windows from
-// the end back, so an error near a log's end is found at once and a word
-// that is nowhere costs one fast pass (libstdc++'s rfind compares at every
-// position: seconds over 100 MB).
+// The last occurrence of `needle`: a forward find (memchr for its first
+// byte, then a compare) over 1 MB windows from the end back, so an error
+// near a log's end is found at once and a word that is nowhere costs one
+// fast pass (libstdc++'s rfind compares at every position: seconds over
+// 100 MB).
 size_t rfind_fast(std::string_view haystack, std::string_view needle) {
   constexpr size_t kWindow = size_t{1} << 20;
   if (needle.empty() || needle.size() > haystack.size()) return std::string_view::npos;
   size_t end = haystack.size();
   while (true) {
     const size_t begin = end > kWindow ? end - kWindow : 0;
-    const char* from = haystack.data() + begin;
-    const char* const limit = haystack.data() + end;
-    const char* last = nullptr;
-    while (const void* found =
-               memmem(from, static_cast<size_t>(limit - from), needle.data(), needle.size())) {
-      last = static_cast<const char*>(found);
-      from = last + 1;
-    }
-    if (last) return static_cast<size_t>(last - haystack.data());
+    const std::string_view window = haystack.substr(begin, end - begin);
+    size_t last = std::string_view::npos;
+    for (size_t at = window.find(needle); at != std::string_view::npos;
+         at = window.find(needle, at + 1))
+      last = at;
+    if (last != std::string_view::npos) return begin + last;
     if (begin == 0) return std::string_view::npos;
     end = begin + needle.size() - 1;  // a match across the window's start is in the next
   }
@@ -300,9 +297,8 @@ ErrorWord last_error_word(std::string_view input) {
       found.word = at;
   }
   if (found.word == std::string_view::npos) return found;
-  const void* newline = memrchr(input.data(), '\n', found.word);
-  found.line =
-      newline ? static_cast<size_t>(static_cast<const char*>(newline) - input.data()) + 1 : 0;
+  const size_t newline = input.substr(0, found.word).rfind('\n');
+  found.line = newline == std::string_view::npos ? 0 : newline + 1;
   return found;
 }
 

@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "sys/driver_library.hpp"
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 #include "util/pattern.hpp"
 
 namespace archfit::env {
@@ -23,7 +23,7 @@ std::string format_uuid(const CUuuid& uuid) {
 }
 
 void read_release(const DriverProbeOptions& options, DriverProbe& probe) {
-  const auto text = util::read_file(options.proc_version);
+  const auto text = sys::read_file(options.proc_version);
   if (!text) return;  // no kernel module loaded: the findings already say why
   probe.release = parse_nvrm_release(*text);
 }

@@ -1,7 +1,5 @@
 #include "cuda_libraries.hpp"
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
@@ -12,8 +10,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sys/file_status.hpp"
+#include "sys/read_file.hpp"
 #include "sys/trust.hpp"
-#include "util/file.hpp"
 
 namespace archfit::env {
 
@@ -165,7 +164,7 @@ class VersionReader {
   static std::optional<nlohmann::json> read_version_json(const fs::path& file) {
     std::error_code error;
     if (!fs::is_regular_file(file, error)) return std::nullopt;
-    const auto text = util::read_file(file, nullptr, kMaxVersionJsonBytes);
+    const auto text = sys::read_file(file, nullptr, kMaxVersionJsonBytes);
     if (!text) return std::nullopt;
     auto json = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
     if (!json.is_object()) return std::nullopt;  // unreadable or malformed: the file name tells
@@ -243,14 +242,15 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
                                              const std::vector<SitePackages>& known_sites) {
   std::vector<CudaLibrary> found;
   VersionReader reader(known_sites);
-  std::set<std::pair<dev_t, ino_t>> seen;  // /usr/local/cuda and CUDA_HOME are often one directory
+  // Files by device and id: /usr/local/cuda and CUDA_HOME are often one directory.
+  std::set<std::pair<uint64_t, uint64_t>> seen;
   // /lib/x86_64-linux-gnu is /usr/lib/x86_64-linux-gnu on a merged-/usr
   // system, and ld.so.conf.d names it again: each directory is listed once.
-  std::set<std::pair<dev_t, ino_t>> listed;
+  std::set<std::pair<uint64_t, uint64_t>> listed;
   for (const Place& place : places(search)) {
-    struct stat dir_info {};
-    if (::stat(place.dir.c_str(), &dir_info) != 0 || !S_ISDIR(dir_info.st_mode) ||
-        !listed.insert({dir_info.st_dev, dir_info.st_ino}).second)
+    const auto dir_status = sys::file_status(place.dir, sys::Links::follow);
+    if (!dir_status || dir_status->type != sys::FileType::directory ||
+        !listed.insert({dir_status->stamp.device, dir_status->stamp.inode}).second)
       continue;
     std::error_code error;
     // Only names that can be one of the libraries are kept (and sorted): the
@@ -258,9 +258,7 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
     std::vector<fs::path> files;
     for (fs::directory_iterator it(place.dir, error), end; !error && it != end;
          it.increment(error)) {
-      const std::string& native = it->path().native();
-      const std::string_view filename =
-          std::string_view(native).substr(native.find_last_of('/') + 1);
+      const std::string filename = it->path().filename().string();
       const bool candidate =
           std::any_of(std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
             return library_version(filename, kind.name).has_value();
@@ -272,15 +270,16 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
       const std::string name = kind.name;
       // One entry per real file; of its names (libcudart.so -> .so.12 ->
       // .so.12.8.90) the longest version says the most.
-      std::map<std::pair<dev_t, ino_t>, CudaLibrary> files_here;
+      std::map<std::pair<uint64_t, uint64_t>, CudaLibrary> files_here;
       for (const auto& file : files) {
         const std::string filename = file.filename().string();
         const auto version = library_version(filename, kind.name);
         if (!version) continue;
-        struct stat info {};
-        if (::stat(file.c_str(), &info) != 0 || !S_ISREG(info.st_mode)) continue;
-        auto [it, inserted] = files_here.try_emplace(
-            {info.st_dev, info.st_ino}, CudaLibrary{name, *version, "", file, place.origin});
+        const auto status = sys::file_status(file, sys::Links::follow);
+        if (!status || status->type != sys::FileType::file) continue;
+        auto [it, inserted] =
+            files_here.try_emplace({status->stamp.device, status->stamp.inode},
+                                   CudaLibrary{name, *version, "", file, place.origin});
         if (!inserted && version->size() > it->second.version.size())
           it->second = {name, *version, "", file, place.origin};
       }

@@ -6,7 +6,7 @@
 #include <system_error>
 
 #include "binary/file_names.hpp"
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 #include "util/pattern.hpp"
 
 namespace archfit::env {
@@ -22,7 +22,7 @@ constexpr std::uintmax_t kMaxMetadataBytes = 16u << 20;
 std::optional<std::string> read_small_file(const fs::path& path,
                                            std::vector<EnvProblem>& problems) {
   std::string problem;
-  auto text = util::read_file(path, &problem, kMaxMetadataBytes);
+  auto text = sys::read_file(path, &problem, kMaxMetadataBytes);
   if (!text) problems.push_back({path, problem});
   return text;
 }
@@ -215,7 +215,7 @@ const Distribution* SitePackages::find(std::string_view name) const {
 }
 
 const Distribution* SitePackages::owner_of(const fs::path& file) const {
-  const auto it = owners_.find(file.lexically_normal().native());
+  const auto it = owners_.find(file.lexically_normal().string());
   return it == owners_.end() ? nullptr : &distributions[it->second];
 }
 

@@ -2,8 +2,7 @@
 
 #include "sys/run_program.hpp"
 #include "sys/trust.hpp"
-
-#include <unistd.h>
+#include "sys/user_folders.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -59,7 +58,7 @@ std::vector<fs::path> site_packages_of_python(const fs::path& python,
   // user could replace would run their code with root's rights: it must pass
   // the rule plugins pass (sys/trust.hpp). As a user, running the Python of
   // an environment one checks is what a user does anyway.
-  if (::geteuid() == 0) {
+  if (sys::running_as_superuser()) {
     if (const std::string untrusted = sys::untrusted_path_chain(python, "programs");
         !untrusted.empty())
       throw LocateError("refusing to run the Python at " + python.string() +
@@ -150,7 +149,7 @@ fs::path python_of_site_packages(const fs::path& site_packages) {
     return {};
   const fs::path prefix = lib.parent_path().parent_path();
   for (const auto& candidate : {prefix / "bin" / "python", prefix / "bin" / "python3"}) {
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    if (sys::may_run(candidate)) return candidate;
   }
   return {};
 }
@@ -158,12 +157,12 @@ fs::path python_of_site_packages(const fs::path& site_packages) {
 std::optional<fs::path> find_program(const std::string& name, const std::string& path_variable) {
   std::string_view rest = path_variable;
   while (!rest.empty()) {
-    const auto colon = rest.find(':');
+    const auto colon = rest.find(sys::kPathListSeparator);
     const std::string folder(rest.substr(0, colon));
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     if (folder.empty()) continue;  // "" would mean the working directory: not searched
     const fs::path candidate = fs::path(folder) / name;
-    if (::access(candidate.c_str(), X_OK) == 0 && !fs::is_directory(candidate)) return candidate;
+    if (sys::may_run(candidate) && !fs::is_directory(candidate)) return candidate;
   }
   return std::nullopt;
 }

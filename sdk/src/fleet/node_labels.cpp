@@ -1,7 +1,8 @@
 #include "node_labels.hpp"
 
 #include <algorithm>
-#include <ctime>
+#include <chrono>
+#include <cstdio>
 #include <set>
 
 #include "archfit/archfit_version.h"
@@ -53,11 +54,17 @@ std::string prefix_problem(std::string_view prefix) {
 }
 
 std::string utc_rfc3339(std::chrono::system_clock::time_point when) {
-  const std::time_t seconds = std::chrono::system_clock::to_time_t(when);
-  std::tm utc{};
-  gmtime_r(&seconds, &utc);
+  // std::chrono's calendar, not gmtime_r (POSIX) or gmtime_s (Windows).
+  using namespace std::chrono;
+  const auto seconds = floor<std::chrono::seconds>(when);
+  const auto day = floor<days>(seconds);
+  const year_month_day date(day);
+  const hh_mm_ss time(seconds - day);
   char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+  std::snprintf(text, sizeof text, "%04d-%02u-%02uT%02d:%02d:%02dZ", static_cast<int>(date.year()),
+                static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                static_cast<int>(time.hours().count()), static_cast<int>(time.minutes().count()),
+                static_cast<int>(time.seconds().count()));
   return text;
 }
 

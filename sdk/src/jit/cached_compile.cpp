@@ -7,7 +7,7 @@
 
 #include "compat/arch.hpp"
 #include "jit/nvrtc/nvrtc_error.hpp"
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 
 namespace archfit::jit {
 
@@ -42,7 +42,7 @@ void add_include_files(const fs::path& dir, CacheKeyInput& input) {
       return;
     }
     input.headers.emplace_back(it->path().string(),
-                               util::read_file(it->path()).value_or(std::string()));
+                               sys::read_file(it->path()).value_or(std::string()));
   }
 }
 

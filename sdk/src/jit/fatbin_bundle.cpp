@@ -1,7 +1,5 @@
 #include "fatbin_bundle.hpp"
 
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
@@ -13,8 +11,10 @@
 #include "env/python_locate.hpp"
 #include "jit_runtime.hpp"
 #include "sys/child_process.hpp"
+#include "sys/machine.hpp"
+#include "sys/read_file.hpp"
 #include "sys/run_program.hpp"
-#include "util/file.hpp"
+#include "sys/user_folders.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::jit {
@@ -26,7 +26,7 @@ namespace {
 constexpr std::chrono::minutes kCompileLimit{10};
 
 bool executable(const fs::path& path) {
-  return !path.empty() && ::access(path.c_str(), X_OK) == 0 && fs::is_regular_file(path);
+  return !path.empty() && sys::may_run(path) && fs::is_regular_file(path);
 }
 
 // "sm_90a" → {"elf", "90a"}; "compute_120" → {"ptx", "120"}.
@@ -80,7 +80,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
 
   std::error_code error;
   const fs::path work =
-      fs::temp_directory_path() / ("archfit-bundle-" + std::to_string(::getpid()));
+      fs::temp_directory_path() / ("archfit-bundle-" + std::to_string(sys::this_process_id()));
   fs::remove_all(work, error);
   fs::create_directories(work);
   struct Cleanup {
@@ -92,7 +92,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   } cleanup{work};
 
   std::string problem;
-  const auto source = util::read_file(request.source, &problem);
+  const auto source = sys::read_file(request.source, &problem);
   if (!source) throw BundleError(problem);
 
   result.images.resize(request.archs.size());

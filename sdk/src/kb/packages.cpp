@@ -1,7 +1,5 @@
 #include "packages.hpp"
 
-#include <fnmatch.h>
-
 #include <algorithm>
 
 namespace archfit::kb {
@@ -14,10 +12,6 @@ bool any_matches(const std::vector<std::string>& patterns, std::string_view text
 }
 
 }  // namespace
-
-bool glob_matches(std::string_view pattern, std::string_view text) {
-  return ::fnmatch(std::string(pattern).c_str(), std::string(text).c_str(), 0) == 0;
-}
 
 const SupplierRule* Packages::supplier(std::string_view key) const {
   for (const auto& rule : suppliers) {

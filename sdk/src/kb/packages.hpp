@@ -122,7 +122,8 @@ class Packages {
   std::vector<std::string> opened_by(std::string_view file_name) const;
 };
 
-// A shell glob (fnmatch) over the whole text.
+// A shell glob over the whole text, as fnmatch(3) with no flags matches it
+// (kb/glob.cpp: Windows has no fnmatch).
 bool glob_matches(std::string_view pattern, std::string_view text);
 
 }  // namespace archfit::kb

@@ -1,13 +1,12 @@
 #include "plugin_load.hpp"
 
-#include <dlfcn.h>
-
 #include <boost/dll/shared_library.hpp>
 #include <cstddef>
 #include <exception>
 #include <nlohmann/json.hpp>
 
 #include "jit/module_desc.hpp"
+#include "sys/library_loading.hpp"
 
 namespace archfit::plugin {
 
@@ -74,19 +73,6 @@ LoadedPlugin copy_info(const Manifest& manifest, uint32_t abi, const archfit_plu
   return plugin;
 }
 
-// Why the dynamic loader refuses `library`: Boost.DLL keeps only an errno
-// ("Bad file descriptor"), so the loader is asked once more for its own
-// words ("invalid ELF header", "libfoo.so: cannot open shared object file").
-std::string loader_message(const fs::path& library, const std::string& fallback) {
-  ::dlerror();
-  if (void* handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL)) {
-    ::dlclose(handle);
-    return fallback;
-  }
-  const char* message = ::dlerror();
-  return message ? message : fallback;
-}
-
 }  // namespace
 
 std::string abi_range_text(uint32_t low, uint32_t high) {
@@ -100,7 +86,7 @@ LoadedPlugin load_in_this_process(const Manifest& manifest, uint32_t abi_min, ui
                boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local, load_error);
   if (load_error || !library.is_loaded())
     throw PluginError("its library " + manifest.library.string() + " cannot be loaded: " +
-                      loader_message(manifest.library, load_error.message()));
+                      sys::load_failure_message(manifest.library, load_error.message()));
   if (!library.has(ARCHFIT_PLUGIN_NEGOTIATE))
     throw PluginError("its library " + manifest.library.string() + " exports no " +
                       ARCHFIT_PLUGIN_NEGOTIATE);

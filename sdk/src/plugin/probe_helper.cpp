@@ -1,6 +1,5 @@
 #include "probe_helper.hpp"
 
-#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <array>
@@ -183,7 +182,7 @@ std::vector<ProbeAnswer> probe_in_helper(const fs::path& helper,
 
 int probe_helper_main(int argc, char** argv) {
   // Whatever the starter left open is not the plugins' to keep.
-  ::close_range(STDERR_FILENO + 1, ~0U, 0);
+  sys::close_inherited_files();
   const auto refuse_arguments = [] {
     const char usage[] =
         "archfit-plugin-probe: archfit's own helper, not run by hand; it takes\n"
@@ -199,7 +198,7 @@ int probe_helper_main(int argc, char** argv) {
     return refuse_arguments();
   // Every process a plugin leaves behind, even one that setsid()s and forks
   // again, comes to this process when its parent ends, to be killed.
-  ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+  sys::become_child_subreaper();
   const sys::ChildLimits limits = plugin_child_limits(std::chrono::milliseconds(milliseconds));
   for (int index = 4; index < argc; ++index) {
     const fs::path manifest_path = argv[index];

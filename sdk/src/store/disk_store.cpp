@@ -1,8 +1,5 @@
 #include "store/disk_store.hpp"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -13,7 +10,9 @@
 #include "store/entry_format.hpp"
 #include "store/store_key.hpp"
 #include "sys/file_io.hpp"
+#include "sys/file_status.hpp"
 #include "sys/trust.hpp"
+#include "sys/user_folders.hpp"
 
 namespace archfit::store {
 
@@ -21,15 +20,16 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text(const std::string& what, const fs::path& path, int cause) {
-  return what + " " + path.string() + ": " + std::strerror(cause);
-}
-
-fs::file_time_type to_file_time(const struct timespec& time) {
-  const auto since_epoch =
-      std::chrono::seconds(time.tv_sec) + std::chrono::nanoseconds(time.tv_nsec);
+fs::file_time_type to_file_time(int64_t mtime_ns) {
+  const auto since_epoch = std::chrono::nanoseconds(mtime_ns);
   return std::chrono::file_clock::from_sys(std::chrono::system_clock::time_point(
       std::chrono::duration_cast<std::chrono::system_clock::duration>(since_epoch)));
+}
+
+// Removes a file if it is there; one already gone is what was wanted.
+void remove_quietly(const fs::path& path) {
+  std::error_code ignored;
+  fs::remove(path, ignored);
 }
 
 }  // namespace
@@ -65,8 +65,7 @@ fs::path DiskStore::subdir(std::string_view key) const {
 std::string DiskStore::make_subdir(std::string_view key) const {
   // The root too: someone may have removed the whole cache while we run.
   for (const fs::path& dir : {root_, entries_root_, subdir(key)}) {
-    if (::mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST)
-      return errno_text("cannot create", dir, errno);
+    if (auto problem = sys::create_private_directory(dir); !problem.empty()) return problem;
   }
   // One that was there already may be another's: nothing is written,
   // locked or removed through it.
@@ -109,7 +108,7 @@ DiskStore::Read DiskStore::verify(const fs::path& path, std::string_view key, En
     case sys::NoFollowFile::Kind::failed:
       return bad(file.problem());
   }
-  if (auto untrusted = sys::untrusted_because(path, file.info(), holds_); !untrusted.empty())
+  if (auto untrusted = sys::untrusted_because(path, file, holds_); !untrusted.empty())
     return bad("not trusted: " + untrusted);
   const uint64_t size = file.size();
   std::byte head[kEntryHeaderSize + kEntryMaxKeyLength];
@@ -168,14 +167,14 @@ std::string DiskStore::write(std::string_view key, std::span<const std::byte> pa
 
 void DiskStore::discard(std::string_view key) const {
   if (!untrusted_from_root(subdir(key)).empty()) return;
-  ::unlink(entry_path(key).c_str());
+  remove_quietly(entry_path(key));
 }
 
 bool DiskStore::remove(std::string_view key) const {
   if (!untrusted_from_root(subdir(key)).empty()) return false;
   auto lock = sys::FileLock::take(lock_path(key), sys::FileLock::Wait::no);
   if (!lock) return false;
-  ::unlink(entry_path(key).c_str());
+  remove_quietly(entry_path(key));
   lock->remove_file();
   return true;
 }
@@ -203,10 +202,10 @@ DiskStore::Listing DiskStore::list(EntryCheck check) const {
       } else if (rest.size() > 4 && rest.ends_with(".tmp")) {
         listing.temps[key].push_back(path);
       } else if (rest == ".bin") {
-        struct stat info {};
-        if (::lstat(path.c_str(), &info) != 0) continue;  // removed meanwhile
+        const auto status = sys::file_status(path, sys::Links::not_followed);
+        if (!status) continue;  // removed meanwhile
         CacheEntry entry{
-            key,  path, static_cast<uint64_t>(info.st_size), to_file_time(info.st_mtim), !writable_,
+            key,  path, status->stamp.size, to_file_time(status->stamp.mtime_ns), !writable_,
             true, ""};
         if (check != EntryCheck::none) {
           auto read = verify(path, key, check, false);
@@ -236,10 +235,9 @@ void DiskStore::remove_leftovers(const Listing& listing) const {
     auto lock = sys::FileLock::take(lock_path(key), sys::FileLock::Wait::no);
     if (!lock) continue;
     if (auto temps = listing.temps.find(key); temps != listing.temps.end()) {
-      for (const auto& temp : temps->second) ::unlink(temp.c_str());
+      for (const auto& temp : temps->second) remove_quietly(temp);
     }
-    struct stat info {};
-    if (::lstat(entry_path(key).c_str(), &info) != 0) lock->remove_file();
+    if (!sys::file_status(entry_path(key), sys::Links::not_followed)) lock->remove_file();
   }
 }
 

@@ -1,17 +1,12 @@
 #include "store/store_location.hpp"
 
-#include <fcntl.h>
-#include <pwd.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <charconv>
 #include <cstdlib>
-#include <cstring>
 #include <system_error>
 
+#include "sys/file_status.hpp"
 #include "sys/trust.hpp"
+#include "sys/user_folders.hpp"
 
 namespace archfit::store {
 
@@ -27,52 +22,25 @@ std::optional<std::string> environment(const char* name) {
   return std::string(value);
 }
 
-std::optional<fs::path> home_dir() {
-  if (auto home = environment("HOME")) return fs::path(*home);
-  struct passwd entry {
-  }, *found = nullptr;
-  char buffer[4096];
-  if (::getpwuid_r(::geteuid(), &entry, buffer, sizeof buffer, &found) == 0 && found &&
-      found->pw_dir && *found->pw_dir) {
-    return fs::path(found->pw_dir);
-  }
-  return std::nullopt;
+DirVerdict cannot_use(const std::string& label, const std::string& reason) {
+  return {DirUse::refused, "cannot use " + label + ": " + reason};
 }
 
 // Why `dir` cannot be trusted with cache entries ("it is writable by
 // others …"); "" when it can.
-std::string unsafe(const fs::path& dir, const struct stat& info) {
-  if (!S_ISDIR(info.st_mode)) return "it is not a directory";
-  return sys::untrusted_because(dir, info, "kernels");
-}
-
-bool accessible(const fs::path& dir, int mode) {
-  return ::faccessat(AT_FDCWD, dir.c_str(), mode, AT_EACCESS) == 0;
-}
-
-DirVerdict cannot_use(const std::string& label) {
-  return {DirUse::refused, "cannot use " + label + ": " + std::strerror(errno)};
+std::string unsafe(const fs::path& dir) {
+  const auto status = sys::file_status(dir, sys::Links::follow);
+  if (status && status->type != sys::FileType::directory) return "it is not a directory";
+  return sys::untrusted_because(dir, "kernels");
 }
 
 // Refuses a directory that is unsafe or unreadable; `label` names it.
-std::optional<DirVerdict> refuse_unless_usable(const fs::path& dir, const struct stat& info,
-                                               const std::string& label) {
-  if (auto problem = unsafe(dir, info); !problem.empty())
+std::optional<DirVerdict> refuse_unless_usable(const fs::path& dir, const std::string& label) {
+  if (auto problem = unsafe(dir); !problem.empty())
     return DirVerdict{DirUse::refused, "refusing " + label + ": " + problem};
-  if (!accessible(dir, R_OK | X_OK)) return DirVerdict{DirUse::refused, label + " is not readable"};
+  if (!sys::may_access(dir, sys::Access::read))
+    return DirVerdict{DirUse::refused, label + " is not readable"};
   return std::nullopt;
-}
-
-// Creates `dir` and its missing parents, each with mode 0700.
-std::string create_private_dir(const fs::path& dir) {
-  fs::path partial;
-  for (const auto& part : dir) {
-    partial /= part;
-    if (::mkdir(partial.c_str(), 0700) != 0 && errno != EEXIST)
-      return "cannot create " + partial.string() + ": " + std::strerror(errno);
-  }
-  ::chmod(dir.c_str(), 0700);  // whatever the umask took away
-  return "";
 }
 
 }  // namespace
@@ -83,11 +51,9 @@ std::optional<fs::path> cache_dir_from_environment(std::string& why) {
     const fs::path absolute = fs::absolute(*dir, error);
     return error ? fs::path(*dir) : absolute;
   }
-  if (auto xdg = environment("XDG_CACHE_HOME"); xdg && fs::path(*xdg).is_absolute())
-    return fs::path(*xdg) / "archfit";
-  if (auto home = home_dir()) return *home / ".cache" / "archfit";
-  why = std::string("no cache directory: neither ") + kCacheDirVariable +
-        ", XDG_CACHE_HOME nor HOME is set, and this user has no home directory";
+  std::string missing;
+  if (auto dir = sys::user_cache_dir(missing)) return dir;
+  why = std::string("no cache directory: neither ") + kCacheDirVariable + ", " + missing;
   return std::nullopt;
 }
 
@@ -97,7 +63,7 @@ std::vector<fs::path> readonly_dirs_from_environment() {
   if (!value) return dirs;
   std::string_view rest = *value;
   while (!rest.empty()) {
-    const auto colon = rest.find(':');
+    const auto colon = rest.find(sys::kPathListSeparator);
     const auto item = rest.substr(0, colon);
     if (!item.empty()) dirs.emplace_back(item);
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
@@ -141,23 +107,26 @@ std::optional<uint64_t> parse_byte_count(std::string_view text) {
 
 DirVerdict open_primary_dir(const fs::path& dir) {
   const std::string label = "cache directory " + dir.string();
-  struct stat info {};
-  if (::stat(dir.c_str(), &info) != 0) {
-    if (errno != ENOENT) return cannot_use(label);
-    if (auto problem = create_private_dir(dir); !problem.empty()) return {DirUse::refused, problem};
-    if (::stat(dir.c_str(), &info) != 0) return cannot_use(label);
+  sys::StatusFailure failure;
+  if (!sys::file_status(dir, sys::Links::follow, &failure)) {
+    if (!failure.missing) return cannot_use(label, failure.reason);
+    if (auto problem = sys::create_private_directories(dir); !problem.empty())
+      return {DirUse::refused, problem};
+    if (!sys::file_status(dir, sys::Links::follow, &failure))
+      return cannot_use(label, failure.reason);
   }
-  if (auto refused = refuse_unless_usable(dir, info, label)) return *refused;
-  if (!accessible(dir, W_OK))
-    return {DirUse::read_only, label + " is not writable (" + std::strerror(errno) + ")"};
+  if (auto refused = refuse_unless_usable(dir, label)) return *refused;
+  if (std::string why; !sys::may_access(dir, sys::Access::write, &why))
+    return {DirUse::read_only, label + " is not writable (" + why + ")"};
   return {DirUse::read_write, ""};
 }
 
 DirVerdict open_readonly_dir(const fs::path& dir) {
   const std::string label = "read-only cache directory " + dir.string();
-  struct stat info {};
-  if (::stat(dir.c_str(), &info) != 0) return cannot_use(label);
-  if (auto refused = refuse_unless_usable(dir, info, label)) return *refused;
+  sys::StatusFailure failure;
+  if (!sys::file_status(dir, sys::Links::follow, &failure))
+    return cannot_use(label, failure.reason);
+  if (auto refused = refuse_unless_usable(dir, label)) return *refused;
   return {DirUse::read_only, ""};
 }
 

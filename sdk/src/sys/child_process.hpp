@@ -75,6 +75,16 @@ ChildOutcome run_in_child(const std::function<std::vector<uint8_t>()>& work,
 
 inline constexpr int kWorkThrew = 125;
 
+// For a helper process that runs children for others (the plugin probe
+// helper): every process a child leaves behind, even one that setsid()s and
+// forks again, comes to this process when its parent ends, to be killed
+// (prctl PR_SET_CHILD_SUBREAPER on Linux).
+void become_child_subreaper();
+
+// Closes every file this process was started with beyond stdin, stdout and
+// stderr: whatever the starter left open is not its children's to keep.
+void close_inherited_files();
+
 // Whether a child may be forked while other threads of this process
 // allocate. With glibc's malloc it may: glibc's fork() takes every arena's
 // lock first, so the child finds them free. AddressSanitizer's allocator
@@ -102,5 +112,10 @@ inline constexpr bool kForkBesideAllocatingThreadsIsSafe = true;
 // killed". "" for a child that exited 0.
 std::string describe_failure(const ChildOutcome& outcome, const ChildLimits& limits,
                              std::string_view doing);
+
+// The words for a child that crashed while `doing`, per OS: "it crashed
+// loading (signal 11, SIGSEGV)", "it was killed while loading (signal 9,
+// SIGKILL)"; on Windows "it crashed loading (exception 0xC0000005)".
+std::string describe_crash(int signal, const std::string& doing);
 
 }  // namespace archfit::sys

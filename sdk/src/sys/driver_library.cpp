@@ -1,9 +1,9 @@
-#include "driver_library.hpp"
-
-#include <dlfcn.h>
+#include "sys/driver_library.hpp"
 
 #include <algorithm>
 #include <boost/dll/shared_library.hpp>
+
+#include "sys/library_loading.hpp"
 
 namespace archfit::sys {
 
@@ -22,13 +22,6 @@ void DriverLibrary::resolve(std::initializer_list<const char*> names, Function& 
     }
   }
   missing_.emplace_back(*names.begin());
-}
-
-std::vector<std::filesystem::path> default_driver_libraries() {
-  // WSL2 puts the Windows driver's libcuda in /usr/lib/wsl/lib, which the
-  // loader finds only where ld.so.conf names it (ld.wsl.conf); there is no
-  // libcuda.so there, only libcuda.so.1.
-  return {"libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1"};
 }
 
 DriverLibrary::DriverLibrary(const std::filesystem::path& path) {
@@ -59,9 +52,8 @@ DriverLibrary::DriverLibrary(const std::filesystem::path& path) {
     return;
   }
   // Never unload the driver: after cuInit it runs threads inside the library,
-  // and a host (PyTorch) may share it. RTLD_NOLOAD|RTLD_NODELETE marks the
-  // copy just loaded as permanent, so the shared_library's dlclose is harmless.
-  ::dlopen(location_.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
+  // and a host (PyTorch) may share it.
+  keep_loaded(location_);
   handle_ = std::move(handle);
   resolve({"cuInit"}, api_.init);
   resolve({"cuDriverGetVersion"}, api_.driver_get_version);

@@ -44,7 +44,8 @@ struct DriverApi {
 // Where the driver is looked for when no library is named, in order:
 // "libcuda.so.1" through the loader's search path, then WSL2's
 // /usr/lib/wsl/lib/libcuda.so.1 (the Windows driver, which the loader finds
-// only where ld.so.conf names that folder).
+// only where ld.so.conf names that folder). On Windows "nvcuda.dll", which
+// the driver installs in System32 (sys/windows/driver_location.cpp).
 std::vector<std::filesystem::path> default_driver_libraries();
 
 class DriverLibrary {

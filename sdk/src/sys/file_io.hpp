@@ -7,8 +7,6 @@
 // descriptor, WriteFile, MoveFileExW(MOVEFILE_REPLACE_EXISTING); reading with
 // FILE_FLAG_OPEN_REPARSE_POINT (a reparse point is refused) and ReadFile at
 // an offset.
-#include <sys/stat.h>
-
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -17,6 +15,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+
+#include "sys/file_stamp.hpp"
 
 namespace archfit::sys {
 
@@ -38,6 +38,17 @@ std::filesystem::path unique_temporary_path(const std::filesystem::path& dir,
 std::string write_then_replace(const std::filesystem::path& temp,
                                const std::filesystem::path& target,
                                std::initializer_list<std::span<const std::byte>> parts);
+
+// Writes `text` as the whole of `target`, for a file others read while it
+// is rewritten (node-feature-discovery's feature file): readers see the old
+// file or the new one, never part of it. The text goes to a temporary file
+// beside it, ".<name>.tmp-<process id>" (readers that pass over dot files
+// never see it), made new without following a link (one left by a killed
+// run is removed first), synced to disk and renamed onto `target`. On POSIX
+// both steps are relative to the folder opened once, so a link swapped in
+// for the folder meanwhile leads nowhere. Returns "" on success, else why
+// not, naming the path: "cannot create /x/.f.tmp-12: Permission denied".
+std::string replace_whole_file(const std::filesystem::path& target, std::string_view text);
 
 // This process's limit on the size of a file it writes, in bytes; empty
 // when there is none. Writing past it raises SIGXFSZ on POSIX.
@@ -66,9 +77,12 @@ class NoFollowFile {
   Kind kind() const { return kind_; }
   // The reason, "Permission denied"; "" unless kind() is failed.
   const std::string& problem() const { return problem_; }
-  // What fstat said of the open file (for sys/trust's untrusted_because).
-  const struct stat& info() const { return info_; }
-  uint64_t size() const { return static_cast<uint64_t>(info_.st_size); }
+  // The open file's stamp (fstat; GetFileInformationByHandle).
+  const FileStamp& stamp() const { return stamp_; }
+  uint64_t size() const { return stamp_.size; }
+  // The OS's handle of the open file (a file descriptor on POSIX, a HANDLE
+  // on Windows), for sys/ alone: trust asks it who owns the file.
+  intptr_t native_handle() const { return handle_; }
 
   // Reads `into.size()` bytes from `offset`. False when the file cannot be
   // read or ends before; then `problem` is the reason ("Input/output error").
@@ -81,8 +95,8 @@ class NoFollowFile {
   void release();
 
   Kind kind_ = Kind::failed;
-  int fd_ = -1;
-  struct stat info_ {};
+  intptr_t handle_ = -1;  // -1: none (INVALID_HANDLE_VALUE on Windows)
+  FileStamp stamp_;
   std::string problem_;
 };
 

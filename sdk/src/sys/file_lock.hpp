@@ -1,10 +1,12 @@
 #pragma once
-// An exclusive lock on a lock file (flock(2) here): the per-key lock of the store.
+// An exclusive lock on a lock file (flock(2) on POSIX, LockFileEx on Windows):
+// the per-key lock of the store.
 // The kernel releases it when its holder exits or is killed, so a crashed
 // build never leaves a lock behind (unlike O_EXCL lock files). The file itself
 // may stay on disk; whoever removes it must hold the lock while doing so, and
 // a taker re-checks after locking that the file it holds is still the one at
 // the path, so a removal never lets two holders in.
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -31,8 +33,8 @@ class FileLock {
   void remove_file();
 
  private:
-  FileLock(int fd, std::filesystem::path path) : fd_(fd), path_(std::move(path)) {}
-  int fd_ = -1;
+  FileLock(intptr_t handle, std::filesystem::path path) : handle_(handle), path_(std::move(path)) {}
+  intptr_t handle_ = -1;  // a file descriptor on POSIX, a HANDLE on Windows
   std::filesystem::path path_;
 };
 

@@ -1,10 +1,10 @@
 #pragma once
 // One version of a file on disk, as the OS reports it for the file actually
-// opened (fstat) or found by a path (stat). A file rewritten in place changes
-// its size, mtime or ctime (which no one can set back); one replaced, as pip
-// replaces files, changes its inode.
-#include <sys/stat.h>
-
+// opened or found by a path. A file rewritten in place changes its size,
+// mtime or ctime (which no one can set back); one replaced, as pip replaces
+// files, changes its id. POSIX fills it from stat (st_dev, st_ino, st_mtim,
+// st_ctim); Windows from GetFileInformationByHandle (the volume's serial
+// number, the file index, the last write and the change time).
 #include <cstdint>
 
 namespace archfit::sys {
@@ -13,19 +13,9 @@ struct FileStamp {
   uint64_t size = 0;
   int64_t mtime_ns = 0;
   int64_t ctime_ns = 0;
-  uint64_t device = 0;
-  uint64_t inode = 0;
+  uint64_t device = 0;  // the file system (POSIX st_dev; Windows the volume serial number)
+  uint64_t inode = 0;   // the file on it (POSIX st_ino; Windows the file index)
   friend bool operator==(const FileStamp&, const FileStamp&) = default;
 };
-
-inline FileStamp stamp_of(const struct stat& info) {
-  FileStamp stamp;
-  stamp.size = static_cast<uint64_t>(info.st_size);
-  stamp.mtime_ns = static_cast<int64_t>(info.st_mtim.tv_sec) * 1'000'000'000 + info.st_mtim.tv_nsec;
-  stamp.ctime_ns = static_cast<int64_t>(info.st_ctim.tv_sec) * 1'000'000'000 + info.st_ctim.tv_nsec;
-  stamp.device = static_cast<uint64_t>(info.st_dev);
-  stamp.inode = static_cast<uint64_t>(info.st_ino);
-  return stamp;
-}
 
 }  // namespace archfit::sys

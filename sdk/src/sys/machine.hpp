@@ -8,6 +8,10 @@ namespace archfit::sys {
 // Empty when it cannot be told.
 std::string this_machine();
 
+// This process's id (getpid; GetCurrentProcessId): part of the names of the
+// temporary files and folders it makes.
+unsigned long this_process_id();
+
 // Whether this Linux is WSL2's, whose GPU driver is the Windows one: its
 // kernel release says so ("5.15.167.4-microsoft-standard-WSL2"). A test
 // names another file than /proc/sys/kernel/osrelease.

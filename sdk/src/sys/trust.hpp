@@ -9,8 +9,6 @@
 //   libraries, kernel-cache folders and entries): they must belong to this
 //   user or root and be writable by no one else, or someone else could
 //   plant code there.
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <string>
 #include <string_view>
@@ -27,17 +25,27 @@ const char* trusted_path_variable(const char* name);
 // their group is the user alone, so a group may write to those.
 enum class OtherWriters { none, group };
 
-// Why `path` (with `info` from stat) cannot be trusted with `what` (e.g.
-// "plugins", "kernels"): "it is owned by uid 1001, not by this user (uid
-// 1000)" or "it is writable by others (mode 0777), so someone else could
-// plant plugins there; make it owner-only (chmod go-w …)". "" when it can.
-std::string untrusted_because(const std::filesystem::path& path, const struct stat& info,
-                              std::string_view what, OtherWriters allowed = OtherWriters::none);
+class NoFollowFile;
 
-// The same for a path, following symbolic links; "" when it cannot be
-// stat'ed (the caller reports a missing path its own way).
+// Whether this process runs with the machine's highest rights: root on
+// POSIX, an elevated administrator on Windows. What such a process runs
+// must pass untrusted_path_chain first.
+bool running_as_superuser();
+
+// Why `path` cannot be trusted with `what` (e.g. "plugins", "kernels"),
+// following symbolic links: "it is owned by uid 1001, not by this user (uid
+// 1000)" or "it is writable by others (mode 0777), so someone else could
+// plant plugins there; make it owner-only (chmod go-w …)". On Windows the
+// owner must be this user, an administrator or SYSTEM, and the ACL may let
+// no one else write. "" when it can be trusted, or cannot be stat'ed (the
+// caller reports a missing path its own way).
 std::string untrusted_because(const std::filesystem::path& path, std::string_view what,
                               OtherWriters allowed = OtherWriters::none);
+
+// The same for a file already opened (sys/file_io.hpp), `path` naming it:
+// judged by the file open, whatever the path leads to now.
+std::string untrusted_because(const std::filesystem::path& path, const NoFollowFile& file,
+                              std::string_view what, OtherWriters allowed = OtherWriters::none);
 
 // The folders below a root already trusted, such as a kernel cache's
 // v1/<shard>/ (issue 24: a shard made 0777, or replaced by a link to another

@@ -1,9 +1,6 @@
 #include "nvrtc.hpp"
 
-#include <dlfcn.h>
-#include <link.h>
 #include <nvrtc.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +11,8 @@
 
 #include "compat/arch.hpp"
 #include "cuda_headers.hpp"
+#include "sys/file_status.hpp"
+#include "sys/library_loading.hpp"
 #include "sys/trust.hpp"
 #include "util/pattern.hpp"
 
@@ -51,31 +50,6 @@ struct NvrtcApi {
 };
 
 enum class SeedSupport : int { unknown, yes, no };
-
-// Loads the file for good: RTLD_NOLOAD|RTLD_NODELETE on a copy already
-// loaded makes it permanent, so the shared_library's dlclose is harmless
-// (as sys/driver_library does for libcuda).
-void keep_loaded(const fs::path& location) {
-  ::dlopen(location.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD | RTLD_NODELETE);
-}
-
-bool same_file(const fs::path& a, const fs::path& b) {
-  struct stat left {
-  }, right{};
-  return ::stat(a.c_str(), &left) == 0 && ::stat(b.c_str(), &right) == 0 &&
-         left.st_dev == right.st_dev && left.st_ino == right.st_ino;
-}
-
-// The file a library of this soname was loaded from, when one is.
-fs::path loaded_from(const std::string& soname) {
-  void* handle = ::dlopen(soname.c_str(), RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-  if (!handle) return {};
-  fs::path path;
-  link_map* map = nullptr;
-  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name) path = map->l_name;
-  ::dlclose(handle);
-  return path;
-}
 
 std::string join(const std::vector<std::string>& items, std::string_view separator = " ") {
   std::string out;
@@ -205,8 +179,8 @@ void Nvrtc::Impl::load_builtins() {
     info.warnings.push_back(soname + " is not beside " + info.path.string() +
                             "; NVRTC will ask the loader for it, and every compile fails if "
                             "the loader finds none.");
-  } else if (const fs::path other = loaded_from(soname);
-             !other.empty() && !same_file(other, beside)) {
+  } else if (const fs::path other = sys::loaded_library_file(soname);
+             !other.empty() && !sys::same_file(other, beside)) {
     info.builtins = other;
     info.warnings.push_back(soname + " is already loaded in this process from " + other.string() +
                             ", so NVRTC uses that copy rather than the one beside " +
@@ -214,7 +188,7 @@ void Nvrtc::Impl::load_builtins() {
   } else {
     try {
       builtins.load(beside, boost::dll::load_mode::rtld_now | boost::dll::load_mode::rtld_local);
-      keep_loaded(builtins.location());
+      sys::keep_loaded(builtins.location());
       info.builtins = beside;
     } catch (const std::exception& failure) {
       throw NvrtcError(info.path.string() + " is unusable: its " + beside.string() +
@@ -252,7 +226,7 @@ Nvrtc Nvrtc::load(const NvrtcCandidate& candidate) {
     throw NvrtcError(path.string() + " could not be loaded: " + failure.what() + ".");
   }
   const fs::path location = impl->library.location();
-  keep_loaded(location);
+  sys::keep_loaded(location);
 
   impl->resolve_api();
 

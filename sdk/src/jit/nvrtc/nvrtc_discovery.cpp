@@ -1,8 +1,5 @@
 #include "nvrtc_discovery.hpp"
 
-#include <elf.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +8,15 @@
 #include <set>
 #include <utility>
 
+#include "binary/byte_reader.hpp"
+#include "binary/elf.hpp"
+#include "binary/elf_host_binary.hpp"
+#include "binary/pe.hpp"
+#include "binary/pe_host_binary.hpp"
+#include "binary/scan_error.hpp"
 #include "env/cuda_libraries.hpp"
+#include "sys/file_status.hpp"
+#include "sys/mapped_file.hpp"
 #include "sys/trust.hpp"
 
 namespace archfit::jit {
@@ -20,12 +25,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using FileId = std::pair<dev_t, ino_t>;
+using FileId = std::pair<uint64_t, uint64_t>;  // device, inode
 
 std::optional<FileId> file_id(const fs::path& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return std::nullopt;
-  return FileId{info.st_dev, info.st_ino};
+  const auto status = sys::file_status(path, sys::Links::follow);
+  if (!status) return std::nullopt;
+  return FileId{status->stamp.device, status->stamp.inode};
 }
 
 std::vector<uint64_t> version_parts(const std::string& version) {
@@ -91,13 +96,6 @@ std::vector<NvrtcCandidate> from_archfit_nvrtc(const fs::path& path) {
   return {{path, "", "", "ARCHFIT_NVRTC"}};
 }
 
-template <typename T>
-bool read_at(std::ifstream& in, T* out, size_t count, uint64_t offset) {
-  in.seekg(static_cast<std::streamoff>(offset));
-  in.read(reinterpret_cast<char*>(out), static_cast<std::streamsize>(count * sizeof(T)));
-  return in.good();
-}
-
 // "13.0.88" from "…release 13.0, V13.0.88…" starting at `text`; "" if the
 // text is not one ("release %d.%d, " is a format string beside it).
 std::string release_at(std::string_view text) {
@@ -140,38 +138,37 @@ std::vector<env::CudaLibrarySearch> searches(const NvrtcSearch& search) {
 
 std::string read_nvrtc_release(const fs::path& library) {
   constexpr std::string_view kPrefix = "Cuda compilation tools, release ";
-  constexpr size_t kPiece = size_t{1} << 20;
-  constexpr size_t kOverlap = 128;  // a string cut by a piece's end is whole in the next
   std::error_code error;
   if (!fs::is_regular_file(library, error)) return {};  // not a FIFO to block on
-  std::ifstream in(library, std::ios::binary);
-  Elf64_Ehdr header{};
-  if (!in || !read_at(in, &header, 1, 0) || std::memcmp(header.e_ident, ELFMAG, SELFMAG) != 0 ||
-      header.e_ident[EI_CLASS] != ELFCLASS64 || header.e_shentsize != sizeof(Elf64_Shdr) ||
-      header.e_shstrndx >= header.e_shnum)
-    return {};
-  std::vector<Elf64_Shdr> sections(header.e_shnum);
-  if (!read_at(in, sections.data(), sections.size(), header.e_shoff)) return {};
-  const Elf64_Shdr& names = sections[header.e_shstrndx];
-  if (names.sh_size > (1u << 20)) return {};
-  std::string name_table(names.sh_size, '\0');
-  if (!read_at(in, name_table.data(), name_table.size(), names.sh_offset)) return {};
-  for (const auto& section : sections) {
-    if (section.sh_name >= name_table.size() || section.sh_type != SHT_PROGBITS ||
-        std::string_view(name_table.c_str() + section.sh_name) != ".rodata")
-      continue;
-    std::string piece;
-    for (uint64_t done = 0; done < section.sh_size;) {
-      piece.resize(static_cast<size_t>(std::min<uint64_t>(kPiece, section.sh_size - done)));
-      if (!read_at(in, piece.data(), piece.size(), section.sh_offset + done)) return {};
-      for (size_t at = piece.find(kPrefix); at != std::string::npos;
-           at = piece.find(kPrefix, at + 1)) {
-        if (auto release = release_at(std::string_view(piece).substr(at + kPrefix.size()));
-            !release.empty())
-          return release;
-      }
-      if (done + piece.size() >= section.sh_size) break;
-      done += piece.size() - kOverlap;
+  // Mapped: of a 100 MB library only the pages of its headers and of its
+  // read-only data are read.
+  const sys::MappedFile file = sys::MappedFile::open(library);
+  if (file.kind() != sys::MappedFile::Kind::mapped) return {};
+  const binary::ByteReader bytes(file.bytes());
+  // The string sits in read-only data: .rodata on Linux, .rdata in a DLL.
+  binary::HostBinary host;
+  std::string_view data_section;
+  try {
+    if (binary::classify_elf(bytes) == binary::ElfClass::elf64_le) {
+      host = binary::read_elf_host_binary(bytes);
+      data_section = ".rodata";
+    } else if (binary::classify_pe(bytes) == binary::PeClass::pe32_plus) {
+      host = binary::read_pe_host_binary(bytes);
+      data_section = ".rdata";
+    } else {
+      return {};
+    }
+  } catch (const binary::ScanError&) {
+    return {};  // damaged: loading it says what is wrong
+  }
+  for (const auto& section : host.sections) {
+    if (section.name != data_section || !bytes.contains(section.offset, section.size)) continue;
+    const std::string_view text(reinterpret_cast<const char*>(file.bytes().data()) + section.offset,
+                                static_cast<size_t>(section.size));
+    for (size_t at = text.find(kPrefix); at != std::string_view::npos;
+         at = text.find(kPrefix, at + 1)) {
+      if (auto release = release_at(text.substr(at + kPrefix.size())); !release.empty())
+        return release;
     }
   }
   return {};

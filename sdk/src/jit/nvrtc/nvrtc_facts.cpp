@@ -1,10 +1,9 @@
 #include "nvrtc_facts.hpp"
 
-#include <sys/stat.h>
-
 #include <nlohmann/json.hpp>
 
 #include "jit/cache/cache_key.hpp"
+#include "sys/file_status.hpp"
 
 namespace archfit::jit {
 
@@ -17,12 +16,12 @@ constexpr std::string_view kRecordMagic = "AFN1";
 
 // What changes when a file or directory is replaced, or written in place.
 std::string identity(const fs::path& path) {
-  struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) return "absent";
-  return std::to_string(info.st_dev) + ":" + std::to_string(info.st_ino) + " " +
-         std::to_string(info.st_size) + " " + std::to_string(info.st_mtim.tv_sec) + "." +
-         std::to_string(info.st_mtim.tv_nsec) + " " + std::to_string(info.st_ctim.tv_sec) + "." +
-         std::to_string(info.st_ctim.tv_nsec);
+  const auto status = sys::file_status(path, sys::Links::follow);
+  if (!status) return "absent";
+  const sys::FileStamp& stamp = status->stamp;
+  return std::to_string(stamp.device) + ":" + std::to_string(stamp.inode) + " " +
+         std::to_string(stamp.size) + " " + std::to_string(stamp.mtime_ns) + " " +
+         std::to_string(stamp.ctime_ns);
 }
 
 std::vector<std::byte> encode(const NvrtcFacts& facts) {

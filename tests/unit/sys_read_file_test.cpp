@@ -1,7 +1,7 @@
-// util/file.hpp: the one whole-file reader (issue 25) — a file of the size
+// sys/read_file.hpp: the one whole-file reader (issue 25) — a file of the size
 // stat says, a /proc file stat calls empty, and every way it can fail, each
 // named with its path.
-#include "util/file.hpp"
+#include "sys/read_file.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,10 +14,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-class UtilFile : public ::testing::Test {
+class SysReadFile : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("archfit_util_file_" + std::to_string(::getpid()));
+    dir_ = fs::temp_directory_path() / ("archfit_read_file_" + std::to_string(::getpid()));
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -29,35 +29,35 @@ class UtilFile : public ::testing::Test {
   fs::path dir_;
 };
 
-TEST_F(UtilFile, ReadsEveryByteIncludingNulsAndAnEmptyFile) {
+TEST_F(SysReadFile, ReadsEveryByteIncludingNulsAndAnEmptyFile) {
   const std::string bytes("Metadata-Version: 2.1\n\0\xff tail", 28);
-  EXPECT_EQ(archfit::util::read_file(write("METADATA", bytes)), bytes);
-  EXPECT_EQ(archfit::util::read_file(write("empty", "")), std::string());
+  EXPECT_EQ(archfit::sys::read_file(write("METADATA", bytes)), bytes);
+  EXPECT_EQ(archfit::sys::read_file(write("empty", "")), std::string());
 }
 
-TEST_F(UtilFile, AProcFileThatStatCallsEmptyIsReadToItsEnd) {
-  const auto status = archfit::util::read_file("/proc/self/status");
+TEST_F(SysReadFile, AProcFileThatStatCallsEmptyIsReadToItsEnd) {
+  const auto status = archfit::sys::read_file("/proc/self/status");
   ASSERT_TRUE(status);
   EXPECT_NE(status->find("Pid:"), std::string::npos);
   EXPECT_GT(status->size(), 100u);
 }
 
-TEST_F(UtilFile, FailuresSayWhatAndWhere) {
+TEST_F(SysReadFile, FailuresSayWhatAndWhere) {
   std::string problem;
-  EXPECT_FALSE(archfit::util::read_file(dir_ / "missing", &problem));
+  EXPECT_FALSE(archfit::sys::read_file(dir_ / "missing", &problem));
   EXPECT_NE(problem.find("cannot read " + (dir_ / "missing").string()), std::string::npos)
       << problem;
   EXPECT_NE(problem.find("No such file"), std::string::npos) << problem;
 
-  EXPECT_FALSE(archfit::util::read_file(dir_, &problem));
+  EXPECT_FALSE(archfit::sys::read_file(dir_, &problem));
   EXPECT_NE(problem.find("Is a directory"), std::string::npos) << problem;
 
   const fs::path big = write("RECORD", std::string(5000, 'x'));
-  EXPECT_FALSE(archfit::util::read_file(big, &problem, 4096));
+  EXPECT_FALSE(archfit::sys::read_file(big, &problem, 4096));
   EXPECT_EQ(problem, big.string() + " is 5000 bytes; not read (limit 4096)");
-  EXPECT_TRUE(archfit::util::read_file(big, &problem, 5000));
+  EXPECT_TRUE(archfit::sys::read_file(big, &problem, 5000));
 
-  EXPECT_FALSE(archfit::util::read_file("/proc/self/status", &problem, 10));
+  EXPECT_FALSE(archfit::sys::read_file("/proc/self/status", &problem, 10));
   EXPECT_NE(problem.find("over 10 bytes"), std::string::npos) << problem;
 }
 

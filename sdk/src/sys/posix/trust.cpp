@@ -1,10 +1,13 @@
-#include "trust.hpp"
+#include "sys/trust.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+
+#include "sys/file_io.hpp"
 
 namespace archfit::sys {
 
@@ -13,7 +16,12 @@ const char* trusted_path_variable(const char* name) {
   return value != nullptr && *value != '\0' ? value : nullptr;
 }
 
-std::string untrusted_because(const std::filesystem::path& path, const struct stat& info,
+bool running_as_superuser() { return ::geteuid() == 0; }
+
+namespace {
+
+// Why `path`, with `info` from stat, cannot be trusted with `what`.
+std::string untrusted_by_mode(const std::filesystem::path& path, const struct stat& info,
                               std::string_view what, OtherWriters allowed) {
   if (info.st_uid != ::geteuid() && info.st_uid != 0) {
     return "it is owned by uid " + std::to_string(info.st_uid) + ", not by this user (uid " +
@@ -33,11 +41,20 @@ std::string untrusted_because(const std::filesystem::path& path, const struct st
   return "";
 }
 
+}  // namespace
+
 std::string untrusted_because(const std::filesystem::path& path, std::string_view what,
                               OtherWriters allowed) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) return "";
-  return untrusted_because(path, info, what, allowed);
+  return untrusted_by_mode(path, info, what, allowed);
+}
+
+std::string untrusted_because(const std::filesystem::path& path, const NoFollowFile& file,
+                              std::string_view what, OtherWriters allowed) {
+  struct stat info {};
+  if (::fstat(static_cast<int>(file.native_handle()), &info) != 0) return "";
+  return untrusted_by_mode(path, info, what, allowed);
 }
 
 std::string untrusted_below(const std::filesystem::path& root, const std::filesystem::path& inside,
@@ -53,7 +70,7 @@ std::string untrusted_below(const std::filesystem::path& root, const std::filesy
              "so someone replaced it; remove it (rm " + folder.string() + ")";
     }
     if (!S_ISDIR(info.st_mode)) return folder.string() + " is not a directory";
-    if (auto why = untrusted_because(folder, info, what, allowed); !why.empty())
+    if (auto why = untrusted_by_mode(folder, info, what, allowed); !why.empty())
       return folder.string() + ": " + why;
   }
   return "";
@@ -74,7 +91,7 @@ std::string untrusted_steps(const std::filesystem::path& path, const std::filesy
     if (S_ISLNK(info.st_mode)) continue;
     if (S_ISDIR(info.st_mode) && (info.st_mode & S_ISVTX) != 0)
       info.st_mode &= ~static_cast<mode_t>(S_IWGRP | S_IWOTH);  // /tmp: only its owner counts
-    if (auto why = untrusted_because(step, info, what, allowed); !why.empty())
+    if (auto why = untrusted_by_mode(step, info, what, allowed); !why.empty())
       return step == asked ? why : step.string() + ": " + why;  // the caller names `asked`
   }
   return "";

@@ -1,4 +1,4 @@
-#include "pseudo_filesystem.hpp"
+#include "sys/pseudo_filesystem.hpp"
 
 #include <linux/magic.h>
 #include <sys/vfs.h>
@@ -6,7 +6,7 @@
 #include <array>
 #include <utility>
 
-namespace archfit::binary {
+namespace archfit::sys {
 
 std::string pseudo_filesystem_of(const std::string& path) {
   // statfs's f_type, from <linux/magic.h>: the kernel's own file systems,
@@ -36,4 +36,4 @@ std::string pseudo_filesystem_of(const std::string& path) {
   return "";
 }
 
-}  // namespace archfit::binary
+}  // namespace archfit::sys

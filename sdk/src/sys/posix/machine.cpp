@@ -1,6 +1,7 @@
 #include "sys/machine.hpp"
 
 #include <sys/utsname.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -14,6 +15,8 @@ std::string this_machine() {
   if (::uname(&name) != 0) return {};
   return name.machine;
 }
+
+unsigned long this_process_id() { return static_cast<unsigned long>(::getpid()); }
 
 bool running_under_wsl(const char* kernel_release_file) {
   std::ifstream file(kernel_release_file);

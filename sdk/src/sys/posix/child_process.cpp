@@ -1,7 +1,8 @@
-#include "child_process.hpp"
+#include "sys/child_process.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -306,45 +307,17 @@ ChildOutcome run_in_child(const std::function<std::vector<uint8_t>()>& work,
   return outcome;
 }
 
-std::string describe_failure(const ChildOutcome& outcome, const ChildLimits& limits,
-                             std::string_view doing) {
-  const std::string what(doing);
-  switch (outcome.ending) {
-    case ChildOutcome::Ending::exited:
-      if (outcome.exit_status == 0) return "";
-      return "it exited with status " + std::to_string(outcome.exit_status) + " while " + what;
-    case ChildOutcome::Ending::signalled: {
-      const char* abbreviation = ::sigabbrev_np(outcome.signal);
-      const std::string name = abbreviation ? std::string("SIG") + abbreviation : "unnamed";
-      // SIGKILL and SIGTERM come from outside (the OOM killer, a user).
-      const bool from_outside = outcome.signal == SIGKILL || outcome.signal == SIGTERM;
-      return (from_outside ? "it was killed while " : "it crashed ") + what + " (signal " +
-             std::to_string(outcome.signal) + ", " + name + ")";
-    }
-    case ChildOutcome::Ending::timed_out: {
-      char seconds[32];
-      const double limit = std::chrono::duration<double>(limits.time_limit).count();
-      std::snprintf(seconds, sizeof seconds, "%g", limit);
-      return "it did not finish " + what + " within " + seconds + " s; killed";
-    }
-    case ChildOutcome::Ending::sent_too_much: {
-      const size_t mebibyte = size_t{1} << 20;
-      const std::string limit = limits.max_bytes % mebibyte == 0
-                                    ? std::to_string(limits.max_bytes / mebibyte) + " MiB"
-                                    : std::to_string(limits.max_bytes) + " bytes";
-      return "it sent back more than " + limit + " while " + what + "; killed";
-    }
-    case ChildOutcome::Ending::flooded: {
-      const size_t kibibyte = size_t{1} << 10;
-      return "it wrote more than " + std::to_string(limits.max_message_bytes / kibibyte) +
-             " KiB to its stdout and stderr while " + what + "; killed";
-    }
-    case ChildOutcome::Ending::vanished:
-      return "its process could not be waited for (the host ignores SIGCHLD), so how it ended "
-             "while " +
-             what + " is unknown";
-  }
-  return "";
+std::string describe_crash(int signal, const std::string& doing) {
+  const char* abbreviation = ::sigabbrev_np(signal);
+  const std::string name = abbreviation ? std::string("SIG") + abbreviation : "unnamed";
+  // SIGKILL and SIGTERM come from outside (the OOM killer, a user).
+  const bool from_outside = signal == SIGKILL || signal == SIGTERM;
+  return (from_outside ? "it was killed while " : "it crashed ") + doing + " (signal " +
+         std::to_string(signal) + ", " + name + ")";
 }
+
+void become_child_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
+
+void close_inherited_files() { ::close_range(STDERR_FILENO + 1, ~0U, 0); }
 
 }  // namespace archfit::sys

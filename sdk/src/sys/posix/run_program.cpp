@@ -1,4 +1,4 @@
-#include "run_program.hpp"
+#include "sys/run_program.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -13,13 +13,6 @@
 extern char** environ;
 
 namespace archfit::sys {
-
-std::string ProgramResult::how_it_ended(std::chrono::milliseconds timeout) const {
-  if (timed_out) return "stopped after " + std::to_string(timeout.count()) + " ms";
-  if (status_unknown) return "ended, how unknown (the host ignores SIGCHLD)";
-  if (exited) return "exit status " + std::to_string(exit_status);
-  return "killed by signal " + std::to_string(signal);
-}
 
 ProgramResult run_program(const std::filesystem::path& program,
                           const std::vector<std::string>& args, const ProgramOptions& options) {

@@ -46,23 +46,23 @@ std::optional<FileLock> FileLock::take(const std::filesystem::path& path, Wait w
 }
 
 FileLock::FileLock(FileLock&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : handle_(std::exchange(other.handle_, -1)), path_(std::move(other.path_)) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {
   if (this != &other) {
-    if (fd_ >= 0) ::close(fd_);
-    fd_ = std::exchange(other.fd_, -1);
+    if (handle_ >= 0) ::close(static_cast<int>(handle_));
+    handle_ = std::exchange(other.handle_, -1);
     path_ = std::move(other.path_);
   }
   return *this;
 }
 
 FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);
+  if (handle_ >= 0) ::close(static_cast<int>(handle_));
 }
 
 void FileLock::remove_file() {
-  if (fd_ >= 0) ::unlink(path_.c_str());
+  if (handle_ >= 0) ::unlink(path_.c_str());
 }
 
 }  // namespace archfit::sys

@@ -1,29 +1,16 @@
-#pragma once
-// Reading a whole file, written once: one open, one fstat, one read into a
-// string of the file's size. A log can be 100 MB and a torch venv has 80
-// dist-info folders, so neither a stream copied through a growing buffer nor
-// a second pass will do.
+#include "sys/read_file.hpp"
+
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdint>
 #include <cstring>
-#include <filesystem>
-#include <limits>
-#include <optional>
-#include <string>
 
-namespace archfit::util {
+namespace archfit::sys {
 
-// The file's bytes, at most `limit` of them. nullopt when it cannot be
-// opened or read, or is larger than `limit`; `problem` (when given) then says
-// why, naming the path: "cannot read /x/METADATA: Permission denied",
-// "/x/RECORD is 40000000 bytes; not read (limit 16777216)".
-inline std::optional<std::string> read_file(
-    const std::filesystem::path& path, std::string* problem = nullptr,
-    std::uintmax_t limit = std::numeric_limits<std::uintmax_t>::max()) {
+std::optional<std::string> read_file(const std::filesystem::path& path, std::string* problem,
+                                     std::uintmax_t limit) {
   const auto fail = [&](std::string why) -> std::optional<std::string> {
     if (problem) *problem = std::move(why);
     return std::nullopt;
@@ -72,4 +59,4 @@ inline std::optional<std::string> read_file(
   return text;
 }
 
-}  // namespace archfit::util
+}  // namespace archfit::sys

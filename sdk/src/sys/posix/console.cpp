@@ -1,0 +1,21 @@
+#include "sys/console.hpp"
+
+#include <unistd.h>
+
+namespace archfit::sys {
+
+bool is_terminal(Stream stream) {
+  const int fd = stream == Stream::in    ? STDIN_FILENO
+                 : stream == Stream::out ? STDOUT_FILENO
+                                         : STDERR_FILENO;
+  return ::isatty(fd) != 0;
+}
+
+// A POSIX terminal takes UTF-8 and colour sequences as they are.
+void prepare_console() {}
+
+std::vector<std::string> command_line_utf8(int argc, char** argv) {
+  return std::vector<std::string>(argv, argv + argc);
+}
+
+}  // namespace archfit::sys

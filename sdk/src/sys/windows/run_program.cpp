@@ -1,0 +1,168 @@
+#include "sys/run_program.hpp"
+
+#include <system_error>
+#include <thread>
+
+#include "sys/windows/wide.hpp"
+
+namespace archfit::sys {
+
+using namespace archfit::sys::windows;
+
+namespace {
+
+// One word of a command line as the C runtime's parser reads it back
+// (CommandLineToArgvW's rules): quoted when it holds a space, a tab or a
+// quote or is empty; backslashes doubled only before a quote.
+void append_word(std::wstring& line, const std::wstring& word) {
+  if (!line.empty()) line += L' ';
+  if (!word.empty() && word.find_first_of(L" \t\n\v\"") == std::wstring::npos) {
+    line += word;
+    return;
+  }
+  line += L'"';
+  size_t backslashes = 0;
+  for (const wchar_t c : word) {
+    if (c == L'\\') {
+      ++backslashes;
+      continue;
+    }
+    line.append(c == L'"' ? backslashes * 2 + 1 : backslashes, L'\\');
+    backslashes = 0;
+    line += c;
+  }
+  line.append(backslashes * 2, L'\\');
+  line += L'"';
+}
+
+[[noreturn]] void fail(const char* what) {
+  throw std::system_error(static_cast<int>(::GetLastError()), std::system_category(), what);
+}
+
+}  // namespace
+
+// CreateProcessW, never a shell (a path is the user's and must not be
+// parsed); stdin from NUL; only the pipe and stderr inherited (a handle
+// list); in a job object, so that a program past its time limit is stopped
+// together with whatever it started, and nothing outlives this process.
+ProgramResult run_program(const std::filesystem::path& program,
+                          const std::vector<std::string>& args, const ProgramOptions& options) {
+  SECURITY_ATTRIBUTES inheritable{sizeof inheritable, nullptr, TRUE};
+  HANDLE read_raw = nullptr, write_raw = nullptr;
+  if (!::CreatePipe(&read_raw, &write_raw, &inheritable, 0)) fail("cannot create a pipe");
+  Handle read_end(read_raw), write_end(write_raw);
+  ::SetHandleInformation(read_end.get(), HANDLE_FLAG_INHERIT, 0);
+  Handle null_input(::CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE,
+                                  &inheritable, OPEN_EXISTING, 0, nullptr));
+  Handle error_copy;
+  HANDLE error_target = write_end.get();
+  if (!options.merge_stderr) {
+    HANDLE copy = nullptr;
+    const HANDLE own = ::GetStdHandle(STD_ERROR_HANDLE);
+    if (own != nullptr && own != INVALID_HANDLE_VALUE &&
+        ::DuplicateHandle(::GetCurrentProcess(), own, ::GetCurrentProcess(), &copy, 0, TRUE,
+                          DUPLICATE_SAME_ACCESS))
+      error_copy.reset(copy);
+    error_target = error_copy.valid() ? error_copy.get() : write_end.get();
+  }
+
+  std::vector<HANDLE> inherited{null_input.get(), write_end.get()};
+  if (error_copy.valid()) inherited.push_back(error_copy.get());
+  SIZE_T list_size = 0;
+  ::InitializeProcThreadAttributeList(nullptr, 1, 0, &list_size);
+  std::vector<unsigned char> list_bytes(list_size);
+  auto* list = reinterpret_cast<LPPROC_THREAD_ATTRIBUTE_LIST>(list_bytes.data());
+  if (!::InitializeProcThreadAttributeList(list, 1, 0, &list_size))
+    fail("cannot prepare the program's handles");
+  ::UpdateProcThreadAttribute(list, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited.data(),
+                              inherited.size() * sizeof(HANDLE), nullptr, nullptr);
+
+  STARTUPINFOEXW startup{};
+  startup.StartupInfo.cb = sizeof startup;
+  startup.StartupInfo.dwFlags = STARTF_USESTDHANDLES;
+  startup.StartupInfo.hStdInput = null_input.get();
+  startup.StartupInfo.hStdOutput = write_end.get();
+  startup.StartupInfo.hStdError = error_target;
+  startup.lpAttributeList = list;
+
+  std::wstring command_line;
+  append_word(command_line, program.native());
+  for (const auto& arg : args) append_word(command_line, to_wide(arg));
+
+  Handle job(::CreateJobObjectW(nullptr, nullptr));
+  JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
+  limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+  if (job.valid())
+    ::SetInformationJobObject(job.get(), JobObjectExtendedLimitInformation, &limits, sizeof limits);
+
+  PROCESS_INFORMATION process{};
+  const BOOL started =
+      ::CreateProcessW(os_path(program).c_str(), command_line.data(), nullptr, nullptr, TRUE,
+                       CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT, nullptr,
+                       nullptr, &startup.StartupInfo, &process);
+  ::DeleteProcThreadAttributeList(list);
+  if (!started) fail(("cannot run " + program.string()).c_str());
+  Handle process_handle(process.hProcess), thread_handle(process.hThread);
+  if (job.valid()) ::AssignProcessToJobObject(job.get(), process_handle.get());
+  ::ResumeThread(thread_handle.get());
+  // The child holds its own copies now: the pipe ends when it and whatever
+  // it started are done.
+  write_end.reset();
+  error_copy.reset();
+  null_input.reset();
+
+  ProgramResult result;
+  std::thread reader([&] {
+    char buffer[65536];
+    DWORD got = 0;
+    while (::ReadFile(read_end.get(), buffer, sizeof buffer, &got, nullptr) && got > 0) {
+      const size_t room = options.max_output - std::min(options.max_output, result.output.size());
+      result.output.append(buffer, std::min<size_t>(room, got));
+    }
+  });
+  const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  const auto left_ms = [&] {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    return static_cast<DWORD>(std::max<long long>(0, left.count()));
+  };
+  if (::WaitForSingleObject(process_handle.get(), left_ms()) == WAIT_TIMEOUT) {
+    result.timed_out = true;
+    if (job.valid()) {
+      ::TerminateJobObject(job.get(), 1);
+    } else {
+      ::TerminateProcess(process_handle.get(), 1);
+    }
+    ::WaitForSingleObject(process_handle.get(), INFINITE);
+  }
+  // What it started may still hold the pipe: ended with the job at the limit.
+  if (job.valid()) {
+    JOBOBJECT_BASIC_ACCOUNTING_INFORMATION accounting{};
+    for (;;) {
+      if (!::QueryInformationJobObject(job.get(), JobObjectBasicAccountingInformation, &accounting,
+                                       sizeof accounting, nullptr) ||
+          accounting.ActiveProcesses == 0)
+        break;
+      if (left_ms() == 0) {
+        ::TerminateJobObject(job.get(), 1);
+        break;
+      }
+      ::Sleep(10);
+    }
+  }
+  reader.join();
+  DWORD code = 0;
+  ::GetExitCodeProcess(process_handle.get(), &code);
+  if (!result.timed_out) {
+    // An NTSTATUS error (0xC…) is a crash, as a signal is on POSIX.
+    if ((code & 0xF0000000u) == 0xC0000000u) {
+      result.signal = static_cast<int>(code);
+    } else {
+      result.exited = true;
+      result.exit_status = static_cast<int>(code);
+    }
+  }
+  return result;
+}
+
+}  // namespace archfit::sys
