@@ -11,7 +11,10 @@
 #      are walked and read;
 #   5. the kernel cache is made under %LOCALAPPDATA%\archfit, private, and
 #      `archfit.exe cache` lists it;
-#   6. a missing file is reported with the Linux build's words.
+#   6. a missing file is reported with the Linux build's words;
+#   7. `check --site-packages … --gpu sm_120` of a portable layout holding
+#      PyPI's Windows bitsandbytes (when the realworld cache has it) gives
+#      the Linux build's summary and verdict for the same folder.
 # Prints the time of each scan under Wine and on Linux (Wine adds its own
 # overhead: reported, never tuned to).
 #
@@ -119,6 +122,25 @@ run_exe scan "C:\\no\\such\\file.dll" >"$work/missing.txt" 2>&1 || true
 grep -q "No such file or directory" "$work/missing.txt" ||
   fail "a missing file: $(tr -d '\r' <"$work/missing.txt")"
 grep -q "No such file or directory" "$work/missing.linux.txt" || fail "Linux words changed"
+
+echo "== 7. check of a portable layout"
+bitsandbytes="$cache/bitsandbytes-0.50.2-py3-none-win_amd64.whl"
+if [ -f "$bitsandbytes" ]; then
+  site="$work/ComfyUI_windows_portable/python_embeded/Lib/site-packages"
+  mkdir -p "$site"
+  /usr/bin/python3 -m zipfile -e "$bitsandbytes" "$site"
+  "$linux_archfit" check --json --site-packages "$site" --gpu sm_120 >"$work/check.linux.json" || true
+  run_exe check --json --site-packages "$site" --gpu sm_120 >"$work/check.windows.json" || true
+  /usr/bin/python3 -c '
+import json, sys
+linux, windows = (json.load(open(name, encoding="utf-8")) for name in sys.argv[1:])
+for key in ("verdict", "summary"):
+    assert linux[key] == windows[key], (key, linux[key], windows[key])
+print("same verdict and summary:", windows["summary"])
+' "$work/check.linux.json" "$work/check.windows.json" || fail "check of the portable layout"
+else
+  echo "skipped: $bitsandbytes is not in the realworld cache (tests/realworld/fetch_wheels.py)"
+fi
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2

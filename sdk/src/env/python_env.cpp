@@ -15,6 +15,15 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// A file's key among the RECORDs' files: on Windows a path the walk made
+// (backslashes) and one from a RECORD (site-packages, then '/') name one
+// file, so both are keyed with '/'. POSIX paths are keyed as they are.
+std::string owner_key(std::string path) {
+  if constexpr (fs::path::preferred_separator == '\\')
+    std::replace(path.begin(), path.end(), '\\', '/');
+  return path;
+}
+
 // METADATA and RECORD of one distribution are a few hundred KB at most;
 // anything far larger is not what it claims to be.
 constexpr std::uintmax_t kMaxMetadataBytes = 16u << 20;
@@ -215,7 +224,7 @@ const Distribution* SitePackages::find(std::string_view name) const {
 }
 
 const Distribution* SitePackages::owner_of(const fs::path& file) const {
-  const auto it = owners_.find(file.lexically_normal().string());
+  const auto it = owners_.find(owner_key(file.lexically_normal().string()));
   return it == owners_.end() ? nullptr : &distributions[it->second];
 }
 
@@ -251,7 +260,7 @@ SitePackages read_site_packages(const fs::path& given_root) {
                    [](const Distribution& a, const Distribution& b) { return a.name < b.name; });
   // A file two RECORDs claim belongs to the first by name.
   for (size_t i = 0; i < site.distributions.size(); ++i) {
-    for (const auto& file : site.distributions[i].files) site.owners_.emplace(file, i);
+    for (const auto& file : site.distributions[i].files) site.owners_.emplace(owner_key(file), i);
   }
 
   const fs::path version_py = root / "torch" / "version.py";
