@@ -20,9 +20,4 @@ bool identify(HANDLE file, FileStatus& status);
 // UTF-8 without the \\?\ prefix; "" when it gives none.
 std::string final_path(HANDLE file);
 
-// A path from archfit's UTF-8 text.
-inline std::filesystem::path path_of_utf8_text(const std::string& text) {
-  return std::filesystem::path(to_wide(text));
-}
-
 }  // namespace archfit::sys::windows

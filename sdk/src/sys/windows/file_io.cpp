@@ -3,6 +3,7 @@
 #include <atomic>
 #include <utility>
 
+#include "sys/utf8_path.hpp"
 #include "sys/windows/file_identity.hpp"
 #include "sys/windows/wide.hpp"
 
@@ -14,7 +15,7 @@ using namespace archfit::sys::windows;
 namespace {
 
 std::string error_words(const std::string& what, const fs::path& path, DWORD code) {
-  return what + " " + path.string() + ": " + error_text(code);
+  return what + " " + utf8_of(path) + ": " + error_text(code);
 }
 
 bool write_all(HANDLE file, std::span<const std::byte> bytes) {
@@ -69,7 +70,7 @@ std::string write_then_replace(const fs::path& temp, const fs::path& target,
 
 std::string replace_whole_file(const fs::path& target, std::string_view text) {
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path temporary = folder / ("." + target.filename().string() + ".tmp-" +
+  const fs::path temporary = folder / ("." + utf8_of(target.filename()) + ".tmp-" +
                                        std::to_string(::GetCurrentProcessId()));
   ::DeleteFileW(os_path(temporary).c_str());  // one left by a run that was killed
   Handle file = create_new(temporary);

@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "sys/file_status.hpp"
+#include "sys/utf8_path.hpp"
 #include "sys/windows/file_identity.hpp"
 #include "sys/windows/wide.hpp"
 
@@ -15,7 +16,7 @@ using namespace archfit::sys::windows;
 std::optional<FileLock> FileLock::take(const std::filesystem::path& path, Wait wait,
                                        std::string* error) {
   auto fail = [&](const char* what, DWORD code) -> std::optional<FileLock> {
-    if (error) *error = std::string(what) + " " + path.string() + ": " + error_text(code);
+    if (error) *error = std::string(what) + " " + utf8_of(path) + ": " + error_text(code);
     return std::nullopt;
   };
   for (int round = 0; round < 64; ++round) {

@@ -1,5 +1,6 @@
 #include "sys/file_status.hpp"
 
+#include "sys/utf8_path.hpp"
 #include "sys/windows/file_identity.hpp"
 #include "sys/windows/wide.hpp"
 
@@ -34,7 +35,7 @@ std::optional<FileStatus> file_status(const std::filesystem::path& path, Links l
 }
 
 std::string real_path(const std::string& path) {
-  Handle file(::CreateFileW(os_path(path_of_utf8_text(path)).c_str(), FILE_READ_ATTRIBUTES,
+  Handle file(::CreateFileW(os_path(path_of_utf8(path)).c_str(), FILE_READ_ATTRIBUTES,
                             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
                             OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
   return file.valid() ? final_path(file.get()) : std::string();

@@ -1,5 +1,6 @@
 #include "sys/read_file.hpp"
 
+#include "sys/utf8_path.hpp"
 #include "sys/windows/wide.hpp"
 
 namespace archfit::sys {
@@ -13,7 +14,7 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::str
     return std::nullopt;
   };
   const auto cannot_read = [&] {
-    return fail("cannot read " + path.string() + ": " + error_text(::GetLastError()));
+    return fail("cannot read " + utf8_of(path) + ": " + error_text(::GetLastError()));
   };
   Handle file(::CreateFileW(os_path(path).c_str(), GENERIC_READ,
                             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
@@ -22,7 +23,7 @@ std::optional<std::string> read_file(const std::filesystem::path& path, std::str
   LARGE_INTEGER size{};
   if (!::GetFileSizeEx(file.get(), &size)) return cannot_read();
   if (static_cast<std::uintmax_t>(size.QuadPart) > limit)
-    return fail(path.string() + " is " + std::to_string(size.QuadPart) +
+    return fail(utf8_of(path) + " is " + std::to_string(size.QuadPart) +
                 " bytes; not read (limit " + std::to_string(limit) + ")");
   std::string text(static_cast<size_t>(size.QuadPart), '\0');
   size_t done = 0;

@@ -3,6 +3,7 @@
 #include <system_error>
 #include <thread>
 
+#include "sys/utf8_path.hpp"
 #include "sys/windows/wide.hpp"
 
 namespace archfit::sys {
@@ -101,7 +102,7 @@ ProgramResult run_program(const std::filesystem::path& program,
                        CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT, nullptr,
                        nullptr, &startup.StartupInfo, &process);
   ::DeleteProcThreadAttributeList(list);
-  if (!started) fail(("cannot run " + program.string()).c_str());
+  if (!started) fail(("cannot run " + utf8_of(program)).c_str());
   Handle process_handle(process.hProcess), thread_handle(process.hThread);
   if (job.valid()) ::AssignProcessToJobObject(job.get(), process_handle.get());
   ::ResumeThread(thread_handle.get());

@@ -7,6 +7,7 @@
 
 #include "sys/file_io.hpp"
 #include "sys/file_status.hpp"
+#include "sys/utf8_path.hpp"
 #include "sys/windows/wide.hpp"
 
 // After <windows.h> (wide.hpp), which it needs before it.
@@ -129,7 +130,7 @@ struct SecurityInfo {
 
 std::string judge(const fs::path& path, const SecurityInfo& info, std::string_view what,
                   ACCESS_MASK forbidden) {
-  const std::string shown = path.string();
+  const std::string shown = utf8_of(path);
   if (info.owner && !trusted_owner(info.owner)) {
     return "it is owned by " + name_of(info.owner) +
            ", not by this user, an administrator or SYSTEM; use a folder of your own, or take "
@@ -215,24 +216,24 @@ std::string untrusted_below(const fs::path& root, const fs::path& inside, std::s
     const auto status = file_status(folder, Links::not_followed);
     if (!status) return "";  // not made yet: made private when needed
     if (status->type == FileType::link) {
-      return folder.string() + " is a symbolic link where archfit keeps a folder of its own, " +
-             "so someone replaced it; remove it (rmdir \"" + folder.string() + "\")";
+      return utf8_of(folder) + " is a symbolic link where archfit keeps a folder of its own, " +
+             "so someone replaced it; remove it (rmdir \"" + utf8_of(folder) + "\")";
     }
-    if (status->type != FileType::directory) return folder.string() + " is not a directory";
+    if (status->type != FileType::directory) return utf8_of(folder) + " is not a directory";
     if (auto why = untrusted_because(folder, what, allowed); !why.empty())
-      return folder.string() + ": " + why;
+      return utf8_of(folder) + ": " + why;
   }
   return "";
 }
 
 std::string untrusted_path_chain(const fs::path& file, std::string_view what, OtherWriters) {
-  const std::string real = real_path(file.string());
+  const std::string real = real_path(utf8_of(file));
   if (real.empty()) return "";
   std::error_code error;
   const fs::path given = fs::absolute(file, error).lexically_normal();
   // The path as given, then where it resolves: each folder on the way may
   // let others add entries but not replace them; the file itself, nothing.
-  for (const fs::path& path : {given, fs::path(real)}) {
+  for (const fs::path& path : {given, path_of_utf8(real)}) {
     fs::path step;
     for (const auto& part : path) {
       step /= part;
@@ -243,7 +244,7 @@ std::string untrusted_path_chain(const fs::path& file, std::string_view what, Ot
       const bool last = step == path;
       if (auto why = untrusted_by_acl(step, what, last ? kWriteRights : kReplaceRights);
           !why.empty())
-        return step == given ? why : step.string() + ": " + why;
+        return step == given ? why : utf8_of(step) + ": " + why;
     }
   }
   return "";

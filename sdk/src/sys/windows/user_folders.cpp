@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 #include "sys/windows/wide.hpp"
 
 // After <windows.h> (wide.hpp), which it needs before it.
@@ -52,12 +53,12 @@ std::string create_private_directory(const fs::path& dir) {
   SECURITY_ATTRIBUTES attributes{sizeof attributes, nullptr, FALSE};
   if (!::ConvertStringSecurityDescriptorToSecurityDescriptorW(
           descriptor_text.c_str(), SDDL_REVISION_1, &attributes.lpSecurityDescriptor, nullptr))
-    return "cannot create " + dir.string() + ": " + error_text(::GetLastError());
+    return "cannot create " + utf8_of(dir) + ": " + error_text(::GetLastError());
   const bool made = ::CreateDirectoryW(os_path(dir).c_str(), &attributes) != 0;
   const DWORD code = made ? ERROR_SUCCESS : ::GetLastError();
   ::LocalFree(attributes.lpSecurityDescriptor);
   if (made || code == ERROR_ALREADY_EXISTS) return "";
-  return "cannot create " + dir.string() + ": " + error_text(code);
+  return "cannot create " + utf8_of(dir) + ": " + error_text(code);
 }
 
 std::string create_private_directories(const fs::path& dir) {
