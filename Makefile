@@ -176,7 +176,8 @@ test-realworld: build
 #   make comfyui-pack  the ComfyUI node pack with all of that inside it
 #                      (comfyui-archfit/ and comfyui-archfit.zip): unpacked into
 #                      custom_nodes/ it needs nothing installed; what the Comfy
-#                      Registry and a release carry.
+#                      Registry and a release carry. It holds the Linux library
+#                      and archfit.dll (`make windows`) side by side.
 WHEEL_VENV = $(BUILD_DIR)/wheel-venv
 DIST_DIR = $(BUILD_DIR)/dist
 
@@ -208,6 +209,7 @@ test-windows-deps: windows-deps build
 # runtime) into build-windows/; sys/windows/ is the Windows side of the
 # platform layer (docs/windows.md says what works and what does not yet).
 WINDOWS_CMAKE_DIR := $(WINDOWS_BUILD_DIR)/archfit
+WINDOWS_ZIP := $(WINDOWS_BUILD_DIR)/archfit-windows-x64.zip
 windows: windows-deps
 	cmake -S . -B $(WINDOWS_CMAKE_DIR) -DCMAKE_BUILD_TYPE=Release \
 	  -DCMAKE_TOOLCHAIN_FILE=$(CURDIR)/cmake/mingw-w64-x86_64.cmake \
@@ -220,20 +222,43 @@ windows: windows-deps
 	  $(WINDOWS_BUILD_DIR)/
 	cp sdk/include/archfit/*.h $(WINDOWS_CMAKE_DIR)/sdk/include/archfit/archfit_version.h \
 	  $(WINDOWS_BUILD_DIR)/include/archfit/
-	@echo "archfit: $(WINDOWS_BUILD_DIR)/archfit.exe, archfit.dll, archfit.lib and include/"
+	@# The zip a Windows user unpacks: bin\ (the command, the DLL, the plugin
+	@# helper), share\archfit\ (the knowledge base, found from bin\ as on
+	@# Linux, and the ComfyUI pack's files), include\, lib\.
+	rm -rf $(WINDOWS_BUILD_DIR)/zip $(WINDOWS_ZIP)
+	mkdir -p $(WINDOWS_BUILD_DIR)/zip/archfit/bin $(WINDOWS_BUILD_DIR)/zip/archfit/lib \
+	  $(WINDOWS_BUILD_DIR)/zip/archfit/share/archfit
+	cp $(WINDOWS_BUILD_DIR)/archfit.exe $(WINDOWS_BUILD_DIR)/archfit.dll \
+	  $(WINDOWS_BUILD_DIR)/archfit-plugin-probe.exe $(WINDOWS_BUILD_DIR)/zip/archfit/bin/
+	cp $(WINDOWS_BUILD_DIR)/archfit.lib $(WINDOWS_BUILD_DIR)/zip/archfit/lib/
+	cp -r $(WINDOWS_BUILD_DIR)/include $(WINDOWS_BUILD_DIR)/zip/archfit/
+	cp -r sdk/data/kb $(WINDOWS_BUILD_DIR)/zip/archfit/share/archfit/kb
+	@# What `archfit.exe install comfyui` puts in custom_nodes, as on Linux.
+	mkdir -p $(WINDOWS_BUILD_DIR)/zip/archfit/share/archfit/python
+	cp -r host_adapters/comfyui $(WINDOWS_BUILD_DIR)/zip/archfit/share/archfit/comfyui
+	cp -r host_adapters/python/archfit $(WINDOWS_BUILD_DIR)/zip/archfit/share/archfit/python/archfit
+	find $(WINDOWS_BUILD_DIR)/zip -name __pycache__ -prune -exec rm -rf {} +
+	cd $(WINDOWS_BUILD_DIR)/zip && /usr/bin/python3 -m zipfile -c ../archfit-windows-x64.zip archfit
+	@echo "archfit: $(WINDOWS_BUILD_DIR)/archfit.exe, archfit.dll, archfit.lib, include/ and $(WINDOWS_ZIP)"
 
 # archfit.exe under Wine against the Linux build on the same bytes
 # (tests/windows/run_windows_smoke.sh).
 test-windows: windows build
 	tests/windows/run_windows_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)
 
-comfyui-pack: build
+comfyui-pack: build windows
 	rm -rf $(DIST_DIR)/comfyui-pack && mkdir -p $(DIST_DIR)/comfyui-pack/custom_nodes
 	@# `archfit install comfyui` wants a ComfyUI folder: main.py and custom_nodes/.
 	touch $(DIST_DIR)/comfyui-pack/main.py
 	$(BUILD_DIR)/sdk/archfit install comfyui $(DIST_DIR)/comfyui-pack
 	rm -rf $(DIST_DIR)/comfyui-archfit $(DIST_DIR)/comfyui-archfit.zip
 	mv $(DIST_DIR)/comfyui-pack/custom_nodes/comfyui-archfit $(DIST_DIR)/ && rm -rf $(DIST_DIR)/comfyui-pack
+	@# One pack for both: archfit.dll and its plugin helper beside the Linux
+	@# library, for ComfyUI portable and Desktop on Windows; the binding
+	@# loads its own platform's (host_adapters/python/archfit/_library.py).
+	cp $(WINDOWS_BUILD_DIR)/archfit.dll $(DIST_DIR)/comfyui-archfit/vendor/python/archfit/lib/
+	cp $(WINDOWS_BUILD_DIR)/archfit-plugin-probe.exe \
+	  $(DIST_DIR)/comfyui-archfit/vendor/python/archfit/libexec/archfit/
 	cd $(DIST_DIR) && python3 -m zipfile -c comfyui-archfit.zip comfyui-archfit
 	@echo "archfit: $(DIST_DIR)/comfyui-archfit.zip: unzip it into ComfyUI's custom_nodes/"
 

@@ -7,12 +7,14 @@
 #include "check/check.hpp"
 #include "check/report_json.hpp"
 #include "env/python_locate.hpp"
+#include "path_options.hpp"
 #include "progress_line.hpp"
 #include "render/check_text.hpp"
 #include "render/plan_script.hpp"
 #include "run_settings.hpp"
 #include "session/session.hpp"
 #include "sys/console.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -55,7 +57,7 @@ void CheckCommand::add_to(CLI::App& app) {
       ->add_option("--labels-config", labels_.config,
                    "With --labels: the environments to label this node for "
                    "(archfit.fleet/1 YAML), each as archfit.dev/fits.<name>")
-      ->check(CLI::ExistingFile);
+      ->check(existing_file());
   check->add_option("--labels-output", labels_.output,
                     "With --labels: replace this file whole (NFD's features.d/archfit) "
                     "instead of printing");
@@ -71,7 +73,8 @@ render::PlanContext CheckCommand::plan_context() const {
   if (!probe_.python.empty()) {
     context.python = probe_.python;
   } else if (!probe_.venvs.empty()) {
-    context.python = (fs::absolute(probe_.venvs.front()) / "bin" / "python").string();
+    context.python =
+        sys::utf8_of(fs::absolute(sys::path_of_utf8(probe_.venvs.front())) / "bin" / "python");
   }
   std::string command = "archfit check";
   auto add = [&](const char* flag, const std::string& value) {
@@ -81,7 +84,7 @@ render::PlanContext CheckCommand::plan_context() const {
   add("--driver", probe_.driver);
   // Absolute, so the script works from any directory.
   auto absolute = [](const std::string& path) {
-    return path.empty() ? path : fs::absolute(path).string();
+    return path.empty() ? path : sys::utf8_of(fs::absolute(sys::path_of_utf8(path)));
   };
   for (const auto& dir : probe_.site_packages) add("--site-packages", absolute(dir));
   for (const auto& venv : probe_.venvs) add("--venv", absolute(venv));
@@ -100,8 +103,7 @@ render::PlanContext CheckCommand::plan_context() const {
 // means it (env::choose_environment), said on the report's first line.
 void CheckCommand::choose_environment(check::CheckRequest& options) {
   const auto variable = [](const char* name) -> std::string {
-    const char* value = std::getenv(name);
-    return value ? value : "";
+    return sys::environment_variable(name);
   };
   const auto chosen = env::choose_environment(fs::current_path(), variable, variable("PATH"));
   if (!chosen) {
@@ -131,14 +133,15 @@ int CheckCommand::run() const {
   }
   try {
     check::CheckRequest options = probe_.check_request("archfit check", std::cerr);
-    for (const auto& path : paths_) options.paths.emplace_back(path);
+    for (const auto& path : paths_) options.paths.push_back(sys::path_of_utf8(path));
     if (options.site_packages.empty() && !options.custom_nodes && options.wheels.empty() &&
         options.paths.empty())
       choose_environment(options);
     options.confirm = confirm_;
     if ((plugins_ || !plugin_paths_.empty()) && !no_plugins_) {
       options.plugins.emplace();
-      options.plugins->paths.assign(plugin_paths_.begin(), plugin_paths_.end());
+      for (const auto& path : plugin_paths_)
+        options.plugins->paths.push_back(sys::path_of_utf8(path));
     }
     check::CheckReport report;
     {
@@ -157,12 +160,12 @@ int CheckCommand::run() const {
       // the check at its end names that environment: the script may be run
       // with no venv activated, or from another folder.
       if (report.environment) {
-        if (context.python.empty()) context.python = report.environment->python.string();
+        if (context.python.empty()) context.python = sys::utf8_of(report.environment->python);
         for (const auto& dir : options.site_packages)
-          context.verify_command += " --site-packages " + render::shell_quote(dir.string());
+          context.verify_command += " --site-packages " + render::shell_quote(sys::utf8_of(dir));
         if (options.custom_nodes)
           context.verify_command +=
-              " --custom-nodes " + render::shell_quote(options.custom_nodes->string());
+              " --custom-nodes " + render::shell_quote(sys::utf8_of(*options.custom_nodes));
       }
       std::cout << render::render_plan(report, context);
     } else if (json_) {

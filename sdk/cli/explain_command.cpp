@@ -11,6 +11,7 @@
 #include "session/session.hpp"
 #include "sys/console.hpp"
 #include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -41,14 +42,14 @@ int ExplainCommand::run() const {
     for (const auto& word : words_) text += (text.empty() ? "" : " ") + word;
   } else if (!file_.empty() && file_ != "-") {
     std::error_code error;
-    if (!fs::is_regular_file(file_, error)) {
+    if (!fs::is_regular_file(sys::path_of_utf8(file_), error)) {
       std::cerr << "archfit explain: " << file_ << ": not a readable file\n";
       return 2;
     }
     // One read into a string of the file's size (util/file.hpp): a log can
     // be 100 MB.
     std::string problem;
-    auto read = sys::read_file(file_, &problem);
+    auto read = sys::read_file(sys::path_of_utf8(file_), &problem);
     if (!read) {
       std::cerr << "archfit explain: " << problem << '\n';
       return 2;
@@ -77,7 +78,7 @@ int ExplainCommand::run() const {
             "--report and the probe options (--gpu, --venv, --comfyui, …) both describe the "
             "environment: give one");
       std::string problem;
-      const auto document = sys::read_file(report_, &problem);
+      const auto document = sys::read_file(sys::path_of_utf8(report_), &problem);
       if (!document) throw std::runtime_error("--report " + report_ + ": " + problem);
       try {
         saved = nlohmann::json::parse(*document);

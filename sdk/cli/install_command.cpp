@@ -8,6 +8,7 @@
 #include "host_adapter_files.hpp"
 #include "sys/machine.hpp"
 #include "sys/user_folders.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::cli {
 
@@ -79,7 +80,7 @@ bool InstallCommand::chosen() const { return install_ && install_->parsed(); }
 
 int InstallCommand::run() const {
   try {
-    const env::ComfyuiInstall comfyui = env::locate_comfyui(comfyui_dir_);
+    const env::ComfyuiInstall comfyui = env::locate_comfyui(sys::path_of_utf8(comfyui_dir_));
     if (!sys::may_access(comfyui.custom_nodes, sys::Access::write)) {
       std::cerr << "archfit install comfyui: cannot write to " << comfyui.custom_nodes.string()
                 << '\n';

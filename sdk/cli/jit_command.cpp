@@ -8,9 +8,13 @@
 #include "binary/file_scan.hpp"
 #include "binary/parallel.hpp"
 #include "binary/scanner.hpp"
+#include "path_options.hpp"
 #include "render/jit_text.hpp"
 #include "session/session.hpp"
+#include "sys/file_status.hpp"
+#include "sys/module_location.hpp"
 #include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -22,7 +26,7 @@ void JitCommand::add_to(CLI::App& app) {
   jit_->require_subcommand(1);
   compile_ = jit_->add_subcommand(
       "compile", "Compile FILE.cu for one arch through the kernel cache and confirm the arch");
-  compile_->add_option("source", source_, "The CUDA source")->required()->check(CLI::ExistingFile);
+  compile_->add_option("source", source_, "The CUDA source")->required()->check(existing_file());
   compile_->add_option("--arch", arch_, "sm_120, sm_90a, compute_90 (PTX)")->required();
   compile_->add_option("-I,--include-path", include_dirs_, "A header directory");
   compile_->add_option("-D,--define", defines_, "A macro, NAME or NAME=VALUE");
@@ -35,7 +39,7 @@ void JitCommand::add_to(CLI::App& app) {
   bundle_ = jit_->add_subcommand(
       "bundle",
       "Compile FILE.cu for several archs at once, each in a child process, into one fatbin");
-  bundle_->add_option("source", source_, "The CUDA source")->required()->check(CLI::ExistingFile);
+  bundle_->add_option("source", source_, "The CUDA source")->required()->check(existing_file());
   bundle_->add_option("--arch", bundle_archs_, "sm_100,sm_120,compute_120 (PTX)")
       ->required()
       ->delimiter(',');
@@ -49,19 +53,23 @@ void JitCommand::add_to(CLI::App& app) {
 
 int JitCommand::run_bundle() const {
   jit::BundleRequest request;
-  request.source = source_;
+  request.source = sys::path_of_utf8(source_);
   request.archs = bundle_archs_;
-  for (const auto& dir : include_dirs_) request.options.push_back("-I" + dir);
+  for (const auto& dir : include_dirs_)
+    request.options.push_back("-I" + sys::path_for_narrow_libraries(sys::path_of_utf8(dir)));
   for (const auto& define : defines_) request.options.push_back("-D" + define);
   request.options.insert(request.options.end(), options_.begin(), options_.end());
   request.name_expressions = name_expressions_;
-  request.output = output_;
+  request.output = sys::path_of_utf8(output_);
   request.jobs = jobs_;
+  // Each arch is compiled by this command, `archfit jit compile`, in a
+  // process of its own.
+  request.compiler = sys::running_module_file();
   try {
     session::Session session;
     const jit::BundleResult result = session.bundle(request);
     // Confirm from the file itself that every arch asked for is in it.
-    const binary::FileScan scan = session.scan_file(output_);
+    const binary::FileScan scan = session.scan_file(sys::path_of_utf8(output_));
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     render::BundleFacts facts;
@@ -88,16 +96,17 @@ bool JitCommand::chosen() const { return jit_ && jit_->parsed(); }
 int JitCommand::run() const {
   if (bundle_->parsed()) return run_bundle();
   std::string problem;
-  auto source = sys::read_file(source_, &problem);
+  auto source = sys::read_file(sys::path_of_utf8(source_), &problem);
   if (!source) {
     std::cerr << "archfit jit compile: " << problem << '\n';
     return 2;
   }
   jit::CompileRequest request;
   request.source = std::move(*source);
-  request.source_name = fs::path(source_).filename().string();
+  request.source_name = sys::utf8_of(sys::path_of_utf8(source_).filename());
   request.target = arch_;
-  for (const auto& dir : include_dirs_) request.options.push_back("-I" + dir);
+  for (const auto& dir : include_dirs_)
+    request.options.push_back("-I" + sys::path_for_narrow_libraries(sys::path_of_utf8(dir)));
   for (const auto& define : defines_) request.options.push_back("-D" + define);
   request.options.insert(request.options.end(), options_.begin(), options_.end());
   request.name_expressions = name_expressions_;
@@ -116,21 +125,22 @@ int JitCommand::run() const {
     std::string found;
     for (const auto& image : scan.images) found += (found.empty() ? "" : " ") + image.arch_name();
     const bool confirmed = scan.images.size() == 1 && scan.images[0].arch_name() == arch_;
-    if (!output_.empty()) jit::write_image_file(compiled, output_);
+    if (!output_.empty()) jit::write_image_file(compiled, sys::path_of_utf8(output_));
     if (json_) {
       std::cout << util::json_text(
-                       nlohmann::json{{"nvrtc", nvrtc_description},
-                                      {"nvrtc_loaded", nvrtc_loaded},
-                                      {"target", arch_},
-                                      {"format", jit::to_string(compiled.format)},
-                                      {"bytes", compiled.image->size()},
-                                      {"key", compiled.key},
-                                      {"cache", jit::to_string(compiled.source)},
-                                      {"milliseconds", compiled.milliseconds},
-                                      {"scanned", found},
-                                      {"confirmed", confirmed},
-                                      {"cache_dir", cache.directory() ? cache.directory()->string()
-                                                                      : std::string()}},
+                       nlohmann::json{
+                           {"nvrtc", nvrtc_description},
+                           {"nvrtc_loaded", nvrtc_loaded},
+                           {"target", arch_},
+                           {"format", jit::to_string(compiled.format)},
+                           {"bytes", compiled.image->size()},
+                           {"key", compiled.key},
+                           {"cache", jit::to_string(compiled.source)},
+                           {"milliseconds", compiled.milliseconds},
+                           {"scanned", found},
+                           {"confirmed", confirmed},
+                           {"cache_dir",
+                            cache.directory() ? sys::utf8_of(*cache.directory()) : std::string()}},
                        2)
                 << '\n';
     } else {

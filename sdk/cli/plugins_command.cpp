@@ -8,6 +8,7 @@
 #include "plugin/plugin_json.hpp"
 #include "render/plugins_text.hpp"
 #include "session/session.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 namespace archfit::cli {
@@ -25,7 +26,7 @@ bool PluginsCommand::chosen() const { return plugins_ && plugins_->parsed(); }
 
 int PluginsCommand::run() const {
   plugin::PluginSearch search;
-  search.paths.assign(paths_.begin(), paths_.end());
+  for (const auto& path : paths_) search.paths.push_back(sys::path_of_utf8(path));
   const plugin::PluginSet set = session::Session().plugins(search);
   if (json_) {
     std::cout << util::json_text(plugin::plugin_set_json(set), 2) << '\n';

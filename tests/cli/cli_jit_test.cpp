@@ -148,3 +148,28 @@ TEST_F(CliJit, BundleSaysWhichArchFailedAndWhatFatbinaryIsMissing) {
   EXPECT_NE(no_tool.exit_code, 0) << no_tool.out;
   EXPECT_NE(no_tool.out.find("/nonexistent/fatbinary"), std::string::npos) << no_tool.out;
 }
+
+// Each arch's process gets the bundle's NVRTC options: a define, an include
+// folder named outside ASCII, another option.
+TEST_F(CliJit, BundleHandsItsOptionsToEachArchsProcess) {
+  const fs::path headers = dir_ / "Modèles 模型";
+  fs::create_directories(headers);
+  std::ofstream(headers / "archfit_bundle_test.h") << "#define ARCHFIT_FROM_HEADER 1\n";
+  const fs::path source = dir_ / "needs_options.cu";
+  std::ofstream(source) << "#include \"archfit_bundle_test.h\"\n"
+                           "#if !defined(ARCHFIT_BUNDLE_DEFINE) || !ARCHFIT_FROM_HEADER\n"
+                           "#error needs -DARCHFIT_BUNDLE_DEFINE and the header\n"
+                           "#endif\n"
+                           "extern \"C\" __global__ void twice(float* x) { x[0] *= 2; }\n";
+  const fs::path out = dir_ / "options.fatbin";
+  const std::string common = "jit bundle '" + source.string() + "' --arch sm_90,sm_120 -I '" +
+                             headers.string() + "' -o '" + out.string() + "'";
+  const CommandResult without = run(common);
+  EXPECT_EQ(without.exit_code, 1) << without.out;
+  EXPECT_NE(without.out.find("needs -DARCHFIT_BUNDLE_DEFINE and the header"), std::string::npos)
+      << without.out;
+  const CommandResult with = run(common + " -D ARCHFIT_BUNDLE_DEFINE --option=--std=c++17");
+  ASSERT_EQ(with.exit_code, 0) << with.out;
+  EXPECT_NE(with.out.find("sm_90"), std::string::npos) << with.out;
+  EXPECT_NE(with.out.find("sm_120"), std::string::npos) << with.out;
+}

@@ -403,6 +403,23 @@ def test_with_no_library_anywhere_every_place_is_named(repo_root):
     assert "the system: libarchfit.so.0 on the loader's search path: cannot be loaded" in result.stdout
 
 
+def test_each_platform_looks_for_its_own_library_beside_the_package():
+    # The ComfyUI pack carries libarchfit.so.0 and archfit.dll side by side in
+    # vendor/python/archfit/lib: ComfyUI portable's embedded Python (os.name
+    # "nt") must pick the DLL, Linux the shared object. Asked for the other
+    # platform, nothing is opened: only the names are compared.
+    from archfit import _library
+
+    package_lib = Path(_library.__file__).resolve().parent / "lib"
+    for os_name, name in (("nt", "archfit.dll"), ("posix", "libarchfit.so.0")):
+        assert _library.library_name(os_name) == name
+        places = _library._candidates(os_name)
+        assert places[0][0] == f"beside the package: {package_lib / name}"
+        assert places[-1] == (f"the system: {name} on the loader's search path", name, False)
+        assert name in _library._hint(os_name)
+    assert "build-windows" in _library._hint("nt") and "build/sdk" in _library._hint("posix")
+
+
 def build_library(c_compiler, directory: Path, name: str, source: str) -> Path:
     (directory / f"{name}.c").write_text(source)
     library = directory / f"{name}.so"

@@ -393,6 +393,23 @@ WINDOWS_WHEELS = {
         "7a4b6b2904850fe78e0bd179c4b655c404d4bb799ef03ddc60804247099ae909",
         "win_amd64", "3.12",
     ),
+    # The CUDA 12 runtime's headers (nvidia/cuda_runtime/include) that a
+    # kernel including cuda_fp16.h needs beside the NVRTC wheel above.
+    "win-cuda-runtime": Wheel(
+        "nvidia-cuda-runtime-cu12==12.8.90",
+        "nvidia_cuda_runtime_cu12-12.8.90-py3-none-win_amd64.whl",
+        944318,
+        "c0c6027f01505bfed6c3b21ec546f69c687689aad5f1a377554bc6ca4aa993a8",
+        "win_amd64", "3.12",
+    ),
+    # CUDA 13's NVRTC for Windows: nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll.
+    "win-nvrtc-13": Wheel(
+        "nvidia-cuda-nvrtc==13.0.88",
+        "nvidia_cuda_nvrtc-13.0.88-py3-none-win_amd64.whl",
+        76807835,
+        "6bcd4e7f8e205cbe644f5a98f2f799bef9556fefc89dd786e79a16312ce49872",
+        "win_amd64", "3.12",
+    ),
 }
 
 

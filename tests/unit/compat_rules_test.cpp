@@ -261,8 +261,9 @@ TEST(CompatBinary, PtxJitExplainsTheSlowFirstRunAndTheCache) {
             "SASS sm_80 sm_86, PTX compute_90 (ISA 8.4); device is sm_120 (12.0); "
             "driver 570.86.16 knows PTX ISA up to 8.7");
   EXPECT_EQ(judgement.ptx, (std::vector<std::string>{"compute_90"}));
-  for (const char* part : {"first run compiles", "minutes", "~/.nv/ComputeCache", "CUDA_CACHE_PATH",
-                           "CUDA_CACHE_MAXSIZE"}) {
+  for (const char* part :
+       {"first run compiles", "minutes", "~/.nv/ComputeCache", "%APPDATA%\\NVIDIA\\ComputeCache",
+        "CUDA_CACHE_PATH", "CUDA_CACHE_MAXSIZE"}) {
     EXPECT_TRUE(contains(judgement.explanation, part)) << part << " in " << judgement.explanation;
   }
   EXPECT_FALSE(judgement.assumes_driver);

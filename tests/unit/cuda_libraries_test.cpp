@@ -1,11 +1,15 @@
 #include "env/cuda_libraries.hpp"
 
+#include <dlfcn.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 #include <map>
+#include <optional>
+#include <tuple>
 
 namespace fs = std::filesystem;
 using archfit::env::CudaLibrary;
@@ -215,4 +219,133 @@ TEST(CudaLibraries, TheToolkitHereSaysWhereEachVersionCameFrom) {
     }
     if (library.name == "cudnn") EXPECT_EQ(library.version_source, "file name");
   }
+}
+
+// Windows names, as PyPI's win_amd64 wheels and NVIDIA's installers lay them
+// out (measured: nvidia-cuda-nvrtc-cu12 12.8.93 installs
+// nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll, nvrtc64_120_0.alt.dll and
+// nvrtc-builtins64_128.dll; nvidia-cuda-nvrtc 13.0.88 installs
+// nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll; CUDA 13 toolkits moved their
+// DLLs from bin to bin\x64).
+TEST(CudaLibraries, ReadsWindowsFileNames) {
+  using archfit::env::library_file_version;
+  const std::vector<std::tuple<std::string, std::string, std::optional<std::string>>> cases = {
+      {"nvrtc64_120_0.dll", "nvrtc", "12"},
+      {"nvrtc64_130_0.dll", "nvrtc", "13"},
+      {"nvrtc64_112_0.dll", "nvrtc", "11"},
+      {"nvrtc64_120_0.alt.dll", "nvrtc", std::nullopt},
+      {"nvrtc-builtins64_128.dll", "nvrtc", std::nullopt},
+      {"cudart64_12.dll", "cudart", "12"},
+      {"cudart64_13.dll", "cudart", "13"},
+      {"cudart64_110.dll", "cudart", "11"},
+      {"cudart32_110.dll", "cudart", std::nullopt},
+      {"cublas64_12.dll", "cublas", "12"},
+      {"cublasLt64_12.dll", "cublas", std::nullopt},  // cublasLt's, not cublas'
+      {"cublasLt64_12.dll", "cublasLt", "12"},
+      {"cudnn64_9.dll", "cudnn", "9"},
+      {"cudnn_ops64_9.dll", "cudnn", std::nullopt},
+      {"cudart64_1234.dll", "cudart", std::nullopt},
+      {"cudart64_.dll", "cudart", std::nullopt},
+      {"cudart64_12.dll.bak", "cudart", std::nullopt},
+      {"libcudart.so.12", "cudart", "12"},
+      {"libnvrtc.so", "nvrtc", ""},
+  };
+  for (const auto& [file, name, expected] : cases)
+    EXPECT_EQ(library_file_version(file, name), expected) << file << " as " << name;
+}
+
+TEST(CudaLibraries, FindsWindowsWheelTorchAndToolkitCopies) {
+  Tree tree;
+  const auto nvrtc12 = tree.file("site/nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll");
+  tree.file("site/nvidia/cuda_nvrtc/bin/nvrtc64_120_0.alt.dll");
+  tree.file("site/nvidia/cuda_nvrtc/bin/nvrtc-builtins64_128.dll");
+  tree.dist_info("site", "nvidia-cuda-nvrtc-cu12", "12.8.93",
+                 {"nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll",
+                  "nvidia/cuda_nvrtc/bin/nvrtc-builtins64_128.dll"});
+  const auto nvrtc13 = tree.file("site/nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll");
+  tree.dist_info("site", "nvidia-cuda-nvrtc", "13.0.88",
+                 {"nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll"});
+  const auto torch_nvrtc = tree.file("site/torch/lib/nvrtc64_120_0.dll");
+  const auto torch_cudart = tree.file("site/torch/lib/cudart64_12.dll");
+  tree.file("site/torch/lib/torch_cuda.dll");
+  // A CUDA 13 toolkit: DLLs in bin\x64, its versions in version.json.
+  fs::create_directories(tree.root / "cuda13");
+  std::ofstream(tree.root / "cuda13/version.json")
+      << R"json({"cuda_cudart": {"version": "13.0.96"}, "cuda_nvrtc": {"version": "13.0.88"}})json";
+  const auto toolkit_cudart = tree.file("cuda13/bin/x64/cudart64_13.dll");
+  tree.file("cuda13/bin/nvcc.exe");
+
+  auto search = nothing_else();
+  search.site_packages = {tree.root / "site"};
+  search.cuda_home = tree.root / "cuda13";
+  const auto found = find_cuda_libraries(search);
+  ASSERT_EQ(found.size(), 5u);
+  EXPECT_EQ(version_of(found, nvrtc13), "13.0.88 (dist-info)");
+  EXPECT_EQ(found[0].origin, "wheel nvidia/cu13");  // parts in name order: cu13, cuda_nvrtc
+  EXPECT_EQ(version_of(found, nvrtc12), "12.8.93 (dist-info)");
+  EXPECT_EQ(found[1].origin, "wheel nvidia/cuda_nvrtc");
+  EXPECT_EQ(version_of(found, torch_nvrtc), "12 (file name)");
+  EXPECT_EQ(version_of(found, torch_cudart), "12 (file name)");
+  EXPECT_EQ(found[2].origin, "wheel torch");
+  EXPECT_EQ(version_of(found, toolkit_cudart), "13.0.96 (version.json)");
+  EXPECT_EQ(found[4].origin, "CUDA_HOME");
+}
+
+TEST(CudaLibraries, SplitsAWheelLibraryFolderIntoItsSiteAndPart) {
+  using archfit::env::wheel_library_dir;
+  for (const char* folder : {"site/nvidia/cu13/lib", "site/nvidia/cu13/bin",
+                             "site/nvidia/cu13/bin/x86_64", "site/nvidia/cu13/lib/"}) {
+    const auto wheel = wheel_library_dir(folder);
+    ASSERT_TRUE(wheel) << folder;
+    EXPECT_EQ(wheel->site, fs::path("site")) << folder;
+    EXPECT_EQ(wheel->part, fs::path("site/nvidia/cu13")) << folder;
+  }
+  for (const char* folder : {"site/torch/lib", "cuda/bin/x64", "site/nvidia/lib", "lib"})
+    EXPECT_FALSE(wheel_library_dir(folder)) << folder;
+}
+
+// A Windows CUDA installer sets CUDA_PATH only: the copies found there say
+// so, rather than naming a variable the user never set.
+TEST(CudaLibraries, ACopyFoundThroughCudaPathSaysCudaPath) {
+  Tree tree;
+  const auto cudart = tree.file("v12.8/bin/cudart64_12.dll");
+  const char* home = std::getenv("CUDA_HOME");
+  const std::string saved_home = home ? home : "";
+  const char* path = std::getenv("CUDA_PATH");
+  const std::string saved_path = path ? path : "";
+  ::unsetenv("CUDA_HOME");
+  ::setenv("CUDA_PATH", (tree.root / "v12.8").c_str(), 1);
+  auto search = archfit::env::default_cuda_library_search({});
+  if (home) ::setenv("CUDA_HOME", saved_home.c_str(), 1);
+  if (path)
+    ::setenv("CUDA_PATH", saved_path.c_str(), 1);
+  else
+    ::unsetenv("CUDA_PATH");
+  EXPECT_EQ(search.cuda_home, tree.root / "v12.8");
+  EXPECT_EQ(search.cuda_home_variable, "CUDA_PATH");
+  search.default_toolkit.clear();
+  search.ld_library_path.clear();
+  search.loader_dirs.clear();
+  const auto found = find_cuda_libraries(search);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].path, cudart);
+  EXPECT_EQ(found[0].origin, "CUDA_PATH");
+}
+
+// An op inside ComfyUI finds the NVRTC its torch brought: the site-packages
+// is the one whose torch/lib the loaded c10 library came from. Loaded here
+// from a copy in a site-packages of the test's own, and kept loaded (the
+// process ends soon after).
+TEST(CudaLibraries, TheSitePackagesOfTheLoadedTorchIsWhereItsC10CameFrom) {
+  EXPECT_TRUE(archfit::env::site_packages_of_loaded_torch().empty()) << "no torch loaded yet";
+  Tree tree;
+  const fs::path c10 = tree.root / "site" / "torch" / "lib" / "libc10.so";
+  fs::create_directories(c10.parent_path());
+  fs::copy_file(ARCHFIT_FAKE_C10, c10);
+  void* handle = ::dlopen(c10.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(handle, nullptr) << ::dlerror();
+  const auto sites = archfit::env::site_packages_of_loaded_torch();
+  ASSERT_EQ(sites.size(), 1u);
+  EXPECT_TRUE(fs::equivalent(sites[0], tree.root / "site")) << sites[0];
+  ::dlclose(handle);
 }

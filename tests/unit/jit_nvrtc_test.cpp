@@ -385,6 +385,26 @@ TEST(NvrtcHeaders, WheelsUseTheirOwnAndTheRuntimeWheelsInclude) {
             (std::vector<fs::path>{tree.root / "cuda/targets/x86_64-linux/include"}));
 }
 
+// Windows layouts: a wheel's nvidia\cu13\bin\x86_64 and nvidia\cuda_nvrtc\bin,
+// a CUDA 12 toolkit's bin and a CUDA 13 toolkit's bin\x64.
+TEST(NvrtcHeaders, WindowsWheelsAndToolkitsUseTheirIncludeFolders) {
+  Tree tree;
+  tree.text("site/nvidia/cu13/include/cuda_fp16.h");
+  const fs::path wheel13 = tree.text("site/nvidia/cu13/bin/x86_64/nvrtc64_130_0.dll");
+  EXPECT_EQ(cuda_include_dirs(wheel13),
+            (std::vector<fs::path>{tree.root / "site/nvidia/cu13/include"}));
+  tree.text("site/nvidia/cuda_runtime/include/cuda_fp16.h");
+  const fs::path wheel12 = tree.text("site/nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll");
+  EXPECT_EQ(cuda_include_dirs(wheel12),
+            (std::vector<fs::path>{tree.root / "site/nvidia/cuda_runtime/include"}));
+  tree.text("v12.8/include/cuda_fp16.h");
+  const fs::path toolkit12 = tree.text("v12.8/bin/nvrtc64_120_0.dll");
+  EXPECT_EQ(cuda_include_dirs(toolkit12), (std::vector<fs::path>{tree.root / "v12.8/include"}));
+  tree.text("v13.0/include/cuda_fp16.h");
+  const fs::path toolkit13 = tree.text("v13.0/bin/x64/nvrtc64_130_0.dll");
+  EXPECT_EQ(cuda_include_dirs(toolkit13), (std::vector<fs::path>{tree.root / "v13.0/include"}));
+}
+
 // --- compiling ----------------------------------------------------------------
 
 // Every kernel under kernels/, for every arch this NVRTC supports, as CUBIN

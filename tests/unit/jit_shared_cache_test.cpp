@@ -89,6 +89,7 @@ TEST_F(SharedKernelCache, ABundleBuiltOnceServesEveryNodeOfItsArchsWithoutACompi
   bundle.archs = {"sm_89", "sm_120"};
   bundle.output = dir_ / "rmsnorm.fatbin";
   bundle.jobs = 2;
+  bundle.compiler = ARCHFIT_CLI;  // each arch in an `archfit jit compile` of its own
   JitSettings build;
   build.cache.emplace();
   build.cache->dir = shared();

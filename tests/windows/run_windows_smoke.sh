@@ -14,7 +14,24 @@
 #   6. a missing file is reported with the Linux build's words;
 #   7. `check --site-packages … --gpu sm_120` of a portable layout holding
 #      PyPI's Windows bitsandbytes (when the realworld cache has it) gives
-#      the Linux build's summary and verdict for the same folder.
+#      the Linux build's summary and verdict for the same folder; from here
+#      on every folder sits under one named outside ASCII
+#      ("Usuários José ΑΒΓ 模型");
+#   8. `jit compile` with PyPI's Windows NVRTC (12.8 and 13.0), found on
+#      PATH, through ARCHFIT_NVRTC and in a CUDA 13 toolkit's bin\x64
+#      (CUDA_PATH), for several archs: each image scans as its arch, a
+#      second run is a cache hit; cold and hit times printed;
+#   9. from the zip `make windows` makes, unpacked, a bare `check` in a
+#      ComfyUI_windows_portable folder finds python_embeded, and judges as
+#      the Linux build does;
+#  10. the ComfyUI pack (as `make comfyui-pack` lays it out, and as
+#      `archfit.exe install comfyui` makes it) carries archfit.dll, its
+#      helper and the knowledge base; a C host loads the DLL as ctypes does
+#      and its check gives the Linux build's verdict;
+#  11. `explain -f` reads a log in such a folder;
+#  12. `plugins list` loads a good plugin DLL and rejects one that crashes
+#      while loading and one whose probe never returns, each in a process
+#      of its own.
 # Prints the time of each scan under Wine and on Linux (Wine adds its own
 # overhead: reported, never tuned to).
 #
@@ -123,14 +140,19 @@ grep -q "No such file or directory" "$work/missing.txt" ||
   fail "a missing file: $(tr -d '\r' <"$work/missing.txt")"
 grep -q "No such file or directory" "$work/missing.linux.txt" || fail "Linux words changed"
 
-echo "== 7. check of a portable layout"
+echo "== 7. check of a portable layout, in a folder named outside ASCII"
+# As under a user folder named in another script (C:\Users\José\…): every
+# command from here on takes paths with such names.
+home="$work/Usuários José ΑΒΓ 模型"
+portable="$home/ComfyUI_windows_portable"
 bitsandbytes="$cache/bitsandbytes-0.50.2-py3-none-win_amd64.whl"
 if [ -f "$bitsandbytes" ]; then
-  site="$work/ComfyUI_windows_portable/python_embeded/Lib/site-packages"
+  site="$portable/python_embeded/Lib/site-packages"
   mkdir -p "$site"
   /usr/bin/python3 -m zipfile -e "$bitsandbytes" "$site"
   "$linux_archfit" check --json --site-packages "$site" --gpu sm_120 >"$work/check.linux.json" || true
-  run_exe check --json --site-packages "$site" --gpu sm_120 >"$work/check.windows.json" || true
+  run_exe check --json --site-packages "$(winepath -w "$site")" --gpu sm_120 \
+    >"$work/check.windows.json" || true
   /usr/bin/python3 -c '
 import json, sys
 linux, windows = (json.load(open(name, encoding="utf-8")) for name in sys.argv[1:])
@@ -141,6 +163,214 @@ print("same verdict and summary:", windows["summary"])
 else
   echo "skipped: $bitsandbytes is not in the realworld cache (tests/realworld/fetch_wheels.py)"
 fi
+
+echo "== 8. jit compile with PyPI's Windows NVRTC, found as Windows users have it"
+nvrtc12="$cache/nvidia_cuda_nvrtc_cu12-12.8.93-py3-none-win_amd64.whl"
+runtime12="$cache/nvidia_cuda_runtime_cu12-12.8.90-py3-none-win_amd64.whl"
+nvrtc13="$cache/nvidia_cuda_nvrtc-13.0.88-py3-none-win_amd64.whl"
+# Not under /tmp: Wine shows its sticky mode 1777 as an ACL that lets
+# Everyone write, and archfit rightly refuses NVRTC from such a folder.
+jit_work="$out/smoke-jit"
+rm -rf "$jit_work"
+mkdir -p "$jit_work"
+trap 'rm -rf "$work" "$jit_work"' EXIT
+# LABEL ARCH SOURCE [VAR=VALUE…]: compiles SOURCE for ARCH into a fresh
+# cache, then again (a hit), and has the Linux build scan the image.
+jit_compile() {
+  local label=$1 arch=$2 source=$3
+  shift 3
+  local cache_dir="$jit_work/cache-$label-ü" image="$jit_work/$label-$arch-ü.image"
+  local started cold_ms hit_ms
+  rm -rf "$cache_dir"
+  started=$(now_ms)
+  if ! env -u CUDA_HOME "$@" ARCHFIT_CACHE_DIR="$(winepath -w "$cache_dir")" wine "$exe" jit compile --json \
+    --arch "$arch" "$(winepath -w "$source")" -o "$(winepath -w "$image")" \
+    >"$jit_work/$label-$arch.json" 2>"$jit_work/$label-$arch.err"; then
+    tr -d '\r' <"$jit_work/$label-$arch.err" >&2
+    fail "jit compile $label $arch"
+    return
+  fi
+  cold_ms=$(($(now_ms) - started))
+  started=$(now_ms)
+  env -u CUDA_HOME "$@" ARCHFIT_CACHE_DIR="$(winepath -w "$cache_dir")" wine "$exe" jit compile --json \
+    --arch "$arch" "$(winepath -w "$source")" >"$jit_work/$label-$arch.hit.json" 2>&1 ||
+    fail "jit compile $label $arch, the second time"
+  hit_ms=$(($(now_ms) - started))
+  /usr/bin/python3 - "$jit_work/$label-$arch.json" "$jit_work/$label-$arch.hit.json" \
+    "$arch" "$label" "$cold_ms" "$hit_ms" <<'CHECK' || fail "jit compile $label $arch: the answer"
+import json, sys
+cold, hit = (json.load(open(name, encoding="utf-8")) for name in sys.argv[1:3])
+arch, label, cold_ms, hit_ms = sys.argv[3:]
+assert cold["cache"] == "built" and cold["scanned"] == arch and cold["confirmed"], cold
+assert hit["cache"] == "primary" and hit["key"] == cold["key"], hit  # served from the cache
+print(f"{label} {arch}: {cold['nvrtc']}; cold {cold_ms} ms (NVRTC {cold['milliseconds']:.0f} ms), "
+      f"hit {hit_ms} ms")
+CHECK
+  # The Linux build's scan of the image: its arch is the one asked for.
+  "$linux_archfit" scan --json "$image" | /usr/bin/python3 -c '
+import json, sys
+images = json.load(sys.stdin)["files"][0]["images"]
+arch = sys.argv[1]
+want = ("ptx" if arch.startswith("compute_") else "sass", arch)
+assert [(i["kind"], i["arch"]) for i in images] == [want], images
+' "$arch" || fail "jit compile $label $arch: the image scans as something else"
+}
+if [ -f "$nvrtc12" ] && [ -f "$runtime12" ]; then
+  # A site-packages as pip lays out nvidia-cuda-nvrtc-cu12 and
+  # nvidia-cuda-runtime-cu12 on Windows (nvidia\cuda_nvrtc\bin beside
+  # nvidia\cuda_runtime\include), its bin folder on PATH (WINEPATH).
+  site12="$jit_work/site12"
+  /usr/bin/python3 -m zipfile -e "$nvrtc12" "$site12"
+  /usr/bin/python3 -m zipfile -e "$runtime12" "$site12"
+  for arch in sm_86 sm_120 compute_90; do
+    jit_compile cu12-path "$arch" "$repo/kernels/rmsnorm.cu" \
+      WINEPATH="$(winepath -w "$site12/nvidia/cuda_nvrtc/bin")"
+  done
+  jit_compile cu12-archfit-nvrtc sm_89 "$repo/kernels/groupnorm_silu.cu" \
+    ARCHFIT_NVRTC="$(winepath -w "$site12/nvidia/cuda_nvrtc/bin/nvrtc64_120_0.dll")"
+else
+  echo "skipped: the CUDA 12 Windows NVRTC and runtime wheels are not in the realworld cache"
+fi
+if [ -f "$nvrtc13" ]; then
+  # A CUDA 13 toolkit as its Windows installer lays it out: DLLs in
+  # bin\x64, headers in include (this machine's CUDA 13.0 headers), named by
+  # CUDA_PATH.
+  toolkit13="$jit_work/CUDA/v13.0"
+  /usr/bin/python3 -m zipfile -e "$nvrtc13" "$jit_work/wheel13"
+  mkdir -p "$toolkit13/bin"
+  mv "$jit_work/wheel13/nvidia/cu13/bin/x86_64" "$toolkit13/bin/x64"
+  cp -r /usr/local/cuda/include "$toolkit13/include"
+  echo '{"cuda_nvrtc": {"name": "CUDA NVRTC", "version": "13.0.88"}}' >"$toolkit13/version.json"
+  for arch in sm_100 sm_120 sm_121; do
+    jit_compile cu13-cuda-path "$arch" "$repo/kernels/fp8_to_bf16.cu" \
+      CUDA_PATH="$(winepath -w "$toolkit13")"
+  done
+  # A source, its output, the cache and the toolkit in folders named
+  # outside ASCII.
+  odd_jit="$jit_work/Modèles ΑΒΓ 模型"
+  mkdir -p "$odd_jit"
+  cp "$repo/kernels/rmsnorm.cu" "$odd_jit/"
+  mv "$jit_work/CUDA" "$odd_jit/CUDA"
+  jit_compile cu13-non-ascii sm_120 "$odd_jit/rmsnorm.cu" \
+    CUDA_PATH="$(winepath -w "$odd_jit/CUDA/v13.0")"
+else
+  echo "skipped: $nvrtc13 is not in the realworld cache"
+fi
+
+echo "== 9. a bare check in a ComfyUI portable folder"
+if [ -d "$portable/python_embeded/Lib/site-packages" ]; then
+  mkdir -p "$portable/ComfyUI/custom_nodes"
+  touch "$portable/ComfyUI/main.py" "$portable/python_embeded/python.exe"
+  # As a Windows user runs it: the zip `make windows` makes, unpacked into a
+  # folder of their own, its archfit.exe run from the portable folder with
+  # no argument but the GPU; the folder it runs in says which environment.
+  /usr/bin/python3 -m zipfile -e "$out/archfit-windows-x64.zip" "$home/Tools"
+  zipped_exe="$home/Tools/archfit/bin/archfit.exe"
+  (cd "$portable" && env -u VIRTUAL_ENV -u CONDA_PREFIX wine "$zipped_exe" check --json --gpu sm_120 \
+    >"$work/bare.windows.json" 2>"$work/bare.windows.err") || true
+  (cd "$portable" && env -u VIRTUAL_ENV -u CONDA_PREFIX "$linux_archfit" check --json --gpu sm_120 \
+    >"$work/bare.linux.json" 2>&1) || true
+  /usr/bin/python3 -c '
+import json, sys
+linux, windows = (json.load(open(name, encoding="utf-8")) for name in sys.argv[1:])
+assert windows["environment"]["source"] == "ComfyUI portable", windows["environment"]
+for key in ("verdict", "summary"):
+    assert linux[key] == windows[key], (key, linux[key], windows[key])
+print("bare check found", windows["environment"]["source"], "at", windows["environment"]["path"])
+' "$work/bare.linux.json" "$work/bare.windows.json" ||
+    { tr -d '\r' <"$work/bare.windows.err" >&2; fail "bare check in the portable folder"; }
+else
+  echo "skipped: no portable layout (section 7 was skipped)"
+fi
+
+echo "== 10. the ComfyUI pack's archfit.dll, loaded as ctypes loads it"
+# `make comfyui-pack`'s layout: the Linux build's pack with the Windows
+# files beside the Linux library.
+linux_pack="$work/linux-pack/ComfyUI"
+mkdir -p "$linux_pack/custom_nodes"
+touch "$linux_pack/main.py"
+"$linux_archfit" install comfyui "$linux_pack" >/dev/null
+linux_binding="$linux_pack/custom_nodes/comfyui-archfit/vendor/python/archfit"
+cp "$out/archfit.dll" "$linux_binding/lib/"
+cp "$out/archfit-plugin-probe.exe" "$linux_binding/libexec/archfit/"
+# A Windows user's: `archfit.exe install comfyui` from the unpacked zip.
+comfy="$home/ComfyUI"
+mkdir -p "$comfy/custom_nodes"
+touch "$comfy/main.py"
+if [ -f "$home/Tools/archfit/bin/archfit.exe" ]; then
+  wine "$home/Tools/archfit/bin/archfit.exe" install comfyui "$(winepath -w "$comfy")" \
+    >"$work/install.txt" 2>&1 || { tr -d '\r' <"$work/install.txt" >&2; fail "archfit.exe install comfyui"; }
+fi
+binding="$comfy/custom_nodes/comfyui-archfit/vendor/python/archfit"
+for pack in "$linux_binding" "$binding"; do
+  for part in lib/archfit.dll libexec/archfit/archfit-plugin-probe.exe share/archfit/kb/gpus.yaml \
+    __init__.py _library.py; do
+    [ -f "$pack/$part" ] || fail "the pack at $pack lacks $part"
+  done
+done
+x86_64-w64-mingw32-gcc -O2 -municode -Wall -Werror -I"$out/include" \
+  -o "$work/dll_host.exe" "$repo/tests/windows/dll_host.c"
+if [ -d "$portable/python_embeded/Lib/site-packages" ] && [ -f "$binding/lib/archfit.dll" ]; then
+  rc=0
+  wine "$work/dll_host.exe" "$(winepath -w "$binding/lib/archfit.dll")" \
+    "$(winepath -w "$portable/python_embeded/Lib/site-packages")" sm_120 \
+    >"$work/dll_host.txt" 2>&1 || rc=$?
+  tr -d '\r' <"$work/dll_host.txt" | head -5
+  linux_rc=0
+  "$linux_archfit" check --site-packages "$portable/python_embeded/Lib/site-packages" \
+    --gpu sm_120 >/dev/null 2>&1 || linux_rc=$?
+  [ "$rc" = "$linux_rc" ] || fail "archfit.dll's verdict $rc is not the Linux build's $linux_rc"
+  grep -q "archfit.dll $windows_version" <(tr -d '\r' <"$work/dll_host.txt") ||
+    fail "archfit.dll did not load as ctypes loads it"
+fi
+
+echo "== 11. explain reads a log from a folder named outside ASCII"
+mkdir -p "$home/logs"
+printf 'torch.AcceleratorError: CUDA error: no kernel image is available for execution on the device\n' \
+  >"$home/logs/comfyui.log"
+run_exe explain --json -f "$(winepath -w "$home/logs/comfyui.log")" >"$work/explain.json" 2>&1 || true
+"$linux_archfit" explain --json -f "$home/logs/comfyui.log" >"$work/explain.linux.json" 2>&1 || true
+/usr/bin/python3 -c '
+import json, sys
+linux, windows = (json.load(open(name, encoding="utf-8")) for name in sys.argv[1:])
+assert windows["category"] == linux["category"], (windows["category"], linux["category"])
+print("explain -f: category", windows["category"])
+' "$work/explain.linux.json" "$work/explain.json" || fail "explain -f in a non-ASCII folder"
+
+echo "== 12. plugins, each loaded in a process of its own (Windows has no fork)"
+plugins="$out/smoke-plugins"  # not under /tmp: see section 8
+rm -rf "$plugins"
+trap 'rm -rf "$work" "$jit_work" "$plugins"' EXIT
+build_plugin() {  # NAME SOURCE DEFINE...
+  local name=$1 source=$2
+  shift 2
+  mkdir -p "$plugins/$name"
+  x86_64-w64-mingw32-gcc -O2 -shared -Wall -Werror -I"$out/include" -DPLUGIN_NAME="\"$name\"" \
+    "$@" -o "$plugins/$name/$name.dll" "$source"
+  printf 'schema: archfit.plugin/1\nname: %s\nlibrary: %s.dll\nabi: 1\n' "$name" "$name" \
+    >"$plugins/$name/$name.archfit-plugin.yaml"
+}
+build_plugin good "$repo/tests/plugins/test_plugin.c" -DPLUGIN_KIND=1
+build_plugin crash_on_attach "$repo/tests/windows/faulty_plugin_win.c" -DCRASH_ON_ATTACH
+build_plugin crash_in_negotiate "$repo/tests/windows/faulty_plugin_win.c" -DCRASH_IN_NEGOTIATE
+build_plugin loop_in_probe "$repo/tests/windows/faulty_plugin_win.c" -DLOOP_IN_PROBE
+started=$(now_ms)
+ARCHFIT_PLUGIN_TIMEOUT=3 wine "$exe" plugins list --json --path "$(winepath -w "$plugins")" \
+  >"$work/plugins.json" 2>"$work/plugins.err" || true
+plugins_ms=$(($(now_ms) - started))
+/usr/bin/python3 - "$work/plugins.json" "$plugins_ms" <<'CHECK' || { tr -d '\r' <"$work/plugins.err" >&2; fail "plugins under Wine"; }
+import json, sys
+report = json.load(open(sys.argv[1], encoding="utf-8"))
+loaded = {p["name"]: p for p in report["loaded"]}
+rejected = {r["path"].replace("\\", "/").split("/")[-2]: r["reason"] for r in report["rejected"]}
+assert "good" in loaded and loaded["good"]["modules"], report
+# Windows' loader catches a fault in DllMain: LoadLibrary fails, and says so.
+assert "cannot be loaded" in rejected.get("crash_on_attach", ""), rejected
+assert "crashed" in rejected.get("crash_in_negotiate", ""), rejected
+assert "0xC0000005" in rejected["crash_in_negotiate"], rejected
+assert "within 3 s" in rejected.get("loop_in_probe", ""), rejected
+print(f"loaded good; rejected {rejected}; {sys.argv[2]} ms in all")
+CHECK
 
 if [ "$failures" -gt 0 ]; then
   echo "$failures check(s) failed" >&2

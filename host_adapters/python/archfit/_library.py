@@ -1,11 +1,14 @@
 """Finding and loading libarchfit, and declaring the C functions the binding calls.
 
 Where it looks, in order:
-  1. beside this package, archfit/lib/libarchfit.so.<major>: where the wheel
-     puts it, built from the same sources as this binding;
-  2. ARCHFIT_LIBRARY, a path to the .so (a source build, a test);
+  1. beside this package, archfit/lib/libarchfit.so.<major> (archfit.dll on
+     Windows): where the wheel and the ComfyUI pack put it, built from the
+     same sources as this binding (the pack carries both, and each platform
+     loads its own);
+  2. ARCHFIT_LIBRARY, a path to the library (a source build, a test);
   3. the system: ctypes.util.find_library("archfit"), then the loader's own
-     search for libarchfit.so.<major> (LD_LIBRARY_PATH, ld.so.cache).
+     search for the library's name (LD_LIBRARY_PATH, ld.so.cache; on Windows
+     the DLL search path).
 A library that cannot be loaded, or whose archfit_version() has another ABI
 major, raises LibraryError naming every place tried and what to do, never a
 bare OSError.
@@ -26,12 +29,24 @@ from ._errors import LibraryError
 # The ABI major this binding was written for (archfit.h ARCHFIT_VERSION_MAJOR).
 ABI_MAJOR = 0
 SONAME = f"libarchfit.so.{ABI_MAJOR}"
+# `make windows` builds archfit.dll; its ABI major is checked after loading.
+WINDOWS_NAME = "archfit.dll"
 ENVIRONMENT_VARIABLE = "ARCHFIT_LIBRARY"
 
-_HINT = (
-    "Install the archfit wheel (`make wheel` in archfit's source, or the one from its release), "
-    f"or set ARCHFIT_LIBRARY to the path of a libarchfit.so built from source (build/sdk/{SONAME})."
-)
+
+def library_name(os_name: str | None = None) -> str:
+    """The library's file name on the platform `os_name` (os.name: "nt" on
+    Windows, where ComfyUI portable's embedded Python runs; "posix" elsewhere)."""
+    return WINDOWS_NAME if (os_name or os.name) == "nt" else SONAME
+
+
+def _hint(os_name: str | None = None) -> str:
+    built = "build-windows\\archfit.dll" if (os_name or os.name) == "nt" else f"build/sdk/{SONAME}"
+    return (
+        "Install the archfit wheel (`make wheel` in archfit's source, or the one from its "
+        "release) or the archfit ComfyUI pack, or set ARCHFIT_LIBRARY to the path of a "
+        f"{library_name(os_name)} built from source ({built})."
+    )
 
 # (argtypes, restype) of every function the binding calls. archfit_status is
 # an enum: c_int.
@@ -138,11 +153,12 @@ def _loaded_path(cdll: ctypes.CDLL, name: str) -> str:
     return name
 
 
-def _candidates() -> list[tuple[str, str | None, bool]]:
+def _candidates(os_name: str | None = None) -> list[tuple[str, str | None, bool]]:
     """(where, what to open, explicit) in search order; what is None when
     that place has nothing to offer. An explicit place that fails stops the
     search: a user who named a library wants that one, not another."""
-    beside = Path(__file__).resolve().parent / "lib" / SONAME
+    name = library_name(os_name)
+    beside = Path(__file__).resolve().parent / "lib" / name
     places: list[tuple[str, str | None, bool]] = [
         (f"beside the package: {beside}", str(beside) if beside.exists() else None, False)
     ]
@@ -152,9 +168,9 @@ def _candidates() -> list[tuple[str, str | None, bool]]:
     else:
         places.append((f"{ENVIRONMENT_VARIABLE}: not set", None, False))
     found = ctypes.util.find_library("archfit")
-    if found and found != SONAME:
+    if found and found != name:
         places.append((f"the system: {found} (ctypes.util.find_library)", found, False))
-    places.append((f"the system: {SONAME} on the loader's search path", SONAME, False))
+    places.append((f"the system: {name} on the loader's search path", name, False))
     return places
 
 
@@ -180,5 +196,5 @@ def load() -> Library:
             "libarchfit could not be loaded. Looked in:\n"
             + "\n".join(f"  - {line}" for line in tried)
             + "\n"
-            + _HINT
+            + _hint()
         )

@@ -2,6 +2,7 @@
 
 #include "guard.hpp"
 #include "handles.hpp"
+#include "sys/utf8_path.hpp"
 
 using archfit::capi::guarded;
 
@@ -14,7 +15,7 @@ archfit_status archfit_context_create(const archfit_context_options* options,
     const auto settings = archfit::capi::read_options(options, "archfit_context_options");
     archfit::session::SessionSettings session;
     session.threads = settings.threads;
-    if (settings.libcuda) session.libcuda = settings.libcuda;
+    if (settings.libcuda) session.libcuda = archfit::sys::path_of_utf8(settings.libcuda);
     // A Session holds a mutex: made in place, never moved.
     std::unique_ptr<archfit_context> context(
         new archfit_context{archfit::session::Session(std::move(session))});

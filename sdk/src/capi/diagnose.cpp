@@ -49,7 +49,7 @@ archfit_status archfit_diagnose_run(archfit_context* context, const archfit_diag
     request.traceback = std::string(bytes(options.traceback, options.traceback_size, "traceback"));
     if (options.cuda_error != 0) request.cuda_error = options.cuda_error;
     archfit::session::RunChoices choices;
-    if (options.kb_dir) choices.kb_dir = std::filesystem::path(options.kb_dir);
+    if (options.kb_dir) choices.kb_dir = archfit::sys::path_of_utf8(options.kb_dir);
     // The environment: at most one of the three fields.
     const int environments =
         (options.report != nullptr) + (options.report_json != nullptr) + (options.check != nullptr);

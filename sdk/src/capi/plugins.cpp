@@ -31,7 +31,7 @@ archfit_status load_plugins_as(const char* function, archfit_context* context,
     const auto options = archfit::capi::read_options(given, "archfit_plugin_search");
     plugin::PluginSearch search;
     for (const auto& path : archfit::capi::string_list(options.paths, options.path_count, "paths"))
-      search.paths.emplace_back(path);
+      search.paths.push_back(archfit::sys::path_of_utf8(path));
     search.environment = options.skip_environment == 0;
     search.install_dir = options.skip_install_dir == 0;
     auto handle = std::make_unique<archfit_plugin_set>();

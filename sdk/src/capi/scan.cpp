@@ -6,6 +6,7 @@
 #include "binary/scan_json.hpp"
 #include "guard.hpp"
 #include "handles.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/json_text.hpp"
 
 using archfit::capi::ApiError;
@@ -97,7 +98,8 @@ archfit_status scan_file_as(const char* function, archfit_context* context, cons
     require_argument(context, "context");
     require_argument(path, "path");
     require_argument(out_scan, "out_scan");
-    binary::FileScan result = context->session.scan_file(path, deep_scan(options));
+    binary::FileScan result =
+        context->session.scan_file(archfit::sys::path_of_utf8(path), deep_scan(options));
     // Only an unreadable file fails the call; a malformed one is a result.
     if (result.unreadable)
       throw ApiError{ARCHFIT_ERROR_IO, std::string(path) + ": " + result.problems.front().message};

@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "binary/fatbin.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -60,9 +61,9 @@ std::optional<std::vector<uint8_t>> container_to_confirm(const binary::FileScan&
   }
   if (!image || scan.unreadable) return std::nullopt;
 
-  std::ifstream in(scan.path, std::ios::binary);
+  std::ifstream in(sys::path_of_utf8(scan.path), std::ios::binary);
   std::error_code error;
-  const uint64_t file_size = std::filesystem::file_size(scan.path, error);
+  const uint64_t file_size = std::filesystem::file_size(sys::path_of_utf8(scan.path), error);
   if (!in || error) return std::nullopt;
   switch (scan.format) {
     case binary::FileFormat::cubin:

@@ -5,6 +5,7 @@
 
 #include "check.hpp"
 #include "compat/rules.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 namespace {
@@ -89,7 +90,7 @@ void note_other_torch(std::vector<ProbeResult>& probes, const std::string& envir
                       const std::vector<std::filesystem::path>& site_packages) {
   for (auto& probe : probes) {
     if (probe.library.empty()) continue;
-    const std::filesystem::path library = std::filesystem::path(probe.library).lexically_normal();
+    const std::filesystem::path library = sys::path_of_utf8(probe.library).lexically_normal();
     const bool inside =
         std::any_of(site_packages.begin(), site_packages.end(), [&](const auto& dir) {
           const auto relative = library.lexically_relative(dir.lexically_normal());

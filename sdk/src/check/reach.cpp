@@ -9,6 +9,7 @@
 
 #include "binary/archive_scan.hpp"
 #include "sys/file_status.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -27,7 +28,7 @@ bool is_member(const std::string& path) {
 // venv's 240 libraries.
 fs::path real_path(const std::string& path) {
   const std::string real = sys::real_path(path);
-  return real.empty() ? fs::path(path).lexically_normal() : fs::path(real);
+  return real.empty() ? sys::path_of_utf8(path).lexically_normal() : sys::path_of_utf8(real);
 }
 
 }  // namespace
@@ -38,7 +39,7 @@ fs::path expand_origin(const std::string& entry, const fs::path& origin) {
     for (auto at = expanded.find(token); at != std::string::npos; at = expanded.find(token, at))
       expanded.replace(at, token.size(), origin.string());
   }
-  return fs::path(expanded).lexically_normal();
+  return sys::path_of_utf8(expanded).lexically_normal();
 }
 
 namespace {
@@ -80,14 +81,15 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
     if (!file.linkage) continue;
     fs::path folder;
     if (is_member(file.path)) {
-      folder = fs::path(file.path).parent_path();
+      folder = sys::path_of_utf8(file.path).parent_path();
     } else {
       real_paths_[i] = real_path_of(file.path);
       by_real_path_.emplace(real_paths_[i].string(), i);
       folder = real_paths_[i].parent_path();
     }
     by_folder_[folder.string()].push_back(i);
-    const std::string file_name = name_key(fs::path(file.path).filename().string(), file.format);
+    const std::string file_name =
+        name_key(sys::path_of_utf8(file.path).filename().string(), file.format);
     by_name_[file_name].push_back(i);
     if (!file.linkage->name.empty() && name_key(file.linkage->name, file.format) != file_name)
       by_name_[name_key(file.linkage->name, file.format)].push_back(i);
@@ -102,15 +104,15 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
         unresolved_[i].push_back(needed);
       }
     }
-    const std::string name = fs::path(file.path).filename().string();
+    const std::string name = sys::path_of_utf8(file.path).filename().string();
     const auto opened = packages.opened_by(name);
     if (opened.empty()) continue;
-    const fs::path folder =
-        is_member(file.path) ? fs::path(file.path).parent_path() : real_paths_[i].parent_path();
+    const fs::path folder = is_member(file.path) ? sys::path_of_utf8(file.path).parent_path()
+                                                 : real_paths_[i].parent_path();
     const auto neighbours = by_folder_.find(folder.string());
     if (neighbours == by_folder_.end()) continue;
     for (const size_t other : neighbours->second) {
-      const std::string other_name = fs::path(files[other].path).filename().string();
+      const std::string other_name = sys::path_of_utf8(files[other].path).filename().string();
       for (const auto& pattern : opened) {
         if (other != i && kb::glob_matches(pattern, other_name)) {
           edges_[i].push_back({other, true});
@@ -158,8 +160,9 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
   // A name with a slash is a path, used as it is (relative to the working
   // directory, which archfit cannot know): only an absolute one is looked up.
   if (needed.find('/') != std::string::npos) {
-    if (fs::path(needed).is_absolute())
-      return find_in(fs::path(needed).parent_path(), fs::path(needed).filename().string());
+    if (sys::path_of_utf8(needed).is_absolute())
+      return find_in(sys::path_of_utf8(needed).parent_path(),
+                     sys::path_of_utf8(needed).filename().string());
     return std::nullopt;
   }
   // No scanned library goes by that file name or SONAME (libc.so.6,
@@ -181,14 +184,14 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
       if (at->second) return at->second;
     }
   }
-  const std::string here = fs::path(file.path).parent_path().string();
+  const std::string here = sys::path_of_utf8(file.path).parent_path().string();
   if (file.format == binary::FileFormat::pe) {
     // Windows: the module's own folder, then a folder a package added with
     // os.add_dll_directory (torch's torch\lib, nvidia\*\bin).
     std::optional<size_t> added;
     for (const size_t candidate : named->second) {
       if (candidate == from) continue;
-      const std::string there = fs::path(files_[candidate].path).parent_path().string();
+      const std::string there = sys::path_of_utf8(files_[candidate].path).parent_path().string();
       if (there == here) return candidate;
       const auto relative = relative_to_site(there);
       if (!added && relative && packages_.is_added_dll_directory(*relative)) added = candidate;
@@ -203,7 +206,7 @@ std::optional<size_t> LinkGraph::resolve(size_t from, const std::string& needed)
   size_t best_shared = 0;
   for (const size_t candidate : named->second) {
     if (candidate == from) continue;
-    const std::string there = fs::path(files_[candidate].path).parent_path().string();
+    const std::string there = sys::path_of_utf8(files_[candidate].path).parent_path().string();
     size_t shared = 0;
     while (shared < here.size() && shared < there.size() && here[shared] == there[shared]) ++shared;
     if (!best || shared > best_shared) {

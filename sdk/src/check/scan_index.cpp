@@ -15,6 +15,7 @@
 #include "store/store_location.hpp"
 #include "sys/file_status.hpp"
 #include "sys/module_location.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -62,8 +63,9 @@ static_assert(std::is_trivially_copyable_v<PackedImage>);
 // The library or program this code is in, by path and stamp: a rebuilt or
 // upgraded archfit scans afresh.
 std::string scanner_build() {
-  const std::string file = sys::running_module_file().string();
-  const auto status = sys::file_status(file, sys::Links::follow);
+  const std::filesystem::path module = sys::running_module_file();
+  const std::string file = sys::utf8_of(module);
+  const auto status = sys::file_status(module, sys::Links::follow);
   if (!status) return file;
   return file + " " + std::to_string(status->stamp.size) + " " +
          std::to_string(status->stamp.mtime_ns) + " " + std::to_string(status->stamp.inode);

@@ -7,6 +7,7 @@
 
 #include "binary/zip_archive.hpp"
 #include "compat/driver.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -21,11 +22,11 @@ constexpr std::string_view kNothingLoadsIt = "nothing in what was checked links 
 fs::path relative_path(const std::string& path, const env::Component& owner,
                        const env::SitePackages* site) {
   if (const auto at = path.find(binary::kMemberSeparator); at != std::string::npos)
-    return fs::path(path.substr(at + binary::kMemberSeparator.size()));
-  if (site) return fs::path(path).lexically_relative(site->root);
+    return sys::path_of_utf8(path.substr(at + binary::kMemberSeparator.size()));
+  if (site) return sys::path_of_utf8(path).lexically_relative(site->root);
   if (owner.kind == env::ComponentKind::custom_node)
-    return fs::path(path).lexically_relative(owner.root.parent_path());
-  return fs::path(path).filename();
+    return sys::path_of_utf8(path).lexically_relative(owner.root.parent_path());
+  return sys::path_of_utf8(path).filename();
 }
 
 std::string shown(const std::string& path, const FileOwners& owners, size_t file) {
@@ -98,7 +99,7 @@ std::optional<CudaRuntime> cuda_runtime_of(const StackPlan& plan,
     const auto& file = inputs.files[step.file];
     if (!file.linkage) continue;
     const std::string where = shown(file.path, inputs.owners, step.file);
-    consider(fs::path(file.path).filename().string(), where);
+    consider(sys::path_of_utf8(file.path).filename().string(), where);
     for (const auto& needed : file.linkage->needed) consider(needed, "linked by " + where);
   }
   return best;
@@ -298,7 +299,7 @@ void name_the_worst(const std::vector<const BinaryResult*>& judged,
       worst = binary;
   }
   if (worst) {
-    stack.evidence = fs::path(worst->path).filename().string() + ": " + worst->judgement.evidence;
+    stack.evidence = sys::utf8_of(worst->path.filename()) + ": " + worst->judgement.evidence;
     stack.explanation = worst->judgement.explanation;
   }
 }

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "binary/zip_archive.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -56,9 +57,12 @@ FileOwners attribute_files(const std::vector<binary::FileScan>& files,
       continue;
     }
     // The first site-packages whose RECORD lists it, else its pack or itself.
-    env::Component component = env::attribute(path, nullptr, custom_nodes);
+    // The scan's paths are UTF-8: a path again through sys/, never
+    // fs::path(std::string), which Windows reads in the ANSI code page.
+    const fs::path file = sys::path_of_utf8(path);
+    env::Component component = env::attribute(file, nullptr, custom_nodes);
     for (const auto& site : sites) {
-      auto candidate = env::attribute(path, &site, custom_nodes);
+      auto candidate = env::attribute(file, &site, custom_nodes);
       if (candidate.kind == env::ComponentKind::distribution) {
         component = std::move(candidate);
         owners.site[i] = &site;

@@ -150,9 +150,10 @@ std::string explain(Verdict verdict, const binary::FileScan& scan, const Invento
       std::string out = "No SASS image runs on " + on + ", so the driver JIT-compiles " +
                         image->arch_name() + " PTX (ISA " + image->ptx_isa.to_string() +
                         ") for it. The first run compiles, which can take minutes; the driver "
-                        "caches the result in ~/.nv/ComputeCache (CUDA_CACHE_PATH moves the "
-                        "cache, CUDA_CACHE_MAXSIZE sets its size, and a cache too small "
-                        "compiles again on every run).";
+                        "caches the result in ~/.nv/ComputeCache (on Windows in "
+                        "%APPDATA%\\NVIDIA\\ComputeCache; CUDA_CACHE_PATH moves the cache, "
+                        "CUDA_CACHE_MAXSIZE sets its size, and a cache too small compiles "
+                        "again on every run).";
       if (assumes_driver) {
         out += " This assumes the driver knows PTX ISA " + image->ptx_isa.to_string() +
                "; its version is unknown.";

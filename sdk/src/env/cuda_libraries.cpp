@@ -1,18 +1,17 @@
 #include "cuda_libraries.hpp"
 
 #include <algorithm>
-#include <cstdlib>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "sys/file_status.hpp"
+#include "sys/library_loading.hpp"
 #include "sys/read_file.hpp"
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::env {
 
@@ -33,64 +32,58 @@ constexpr LibraryKind kLibraries[] = {{"cudart", "cuda_cudart"},
 // A toolkit's version.json is a few KB; anything far larger is not one.
 constexpr std::uintmax_t kMaxVersionJsonBytes = 1u << 20;
 
-std::vector<fs::path> split_path_list(const char* value) {
-  std::vector<fs::path> dirs;
-  if (!value) return dirs;
-  std::stringstream list(value);
-  for (std::string item; std::getline(list, item, ':');) {
-    if (!item.empty()) dirs.emplace_back(item);
-  }
-  return dirs;
-}
-
 struct Place {
   fs::path dir;
   std::string origin;
 };
 
+bool folder_exists(const fs::path& path) {
+  std::error_code error;
+  return fs::is_directory(path, error);
+}
+
 std::vector<Place> places(const CudaLibrarySearch& search) {
   std::vector<Place> out;
   for (const auto& site : search.site_packages) {
     std::error_code error;
-    // nvidia-cuda-runtime-cu12 & co. install nvidia/<part>/lib; the CUDA 13
-    // wheels put everything in nvidia/cu13/lib.
+    // nvidia-cuda-runtime-cu12 & co. install nvidia/<part>/lib (Linux) or
+    // nvidia/<part>/bin (Windows); the CUDA 13 wheels put everything in
+    // nvidia/cu13/lib, or nvidia/cu13/bin/x86_64.
     std::vector<fs::path> parts;
     for (fs::directory_iterator it(site / "nvidia", error), end; !error && it != end;
          it.increment(error)) {
-      if (fs::is_directory(it->path() / "lib")) parts.push_back(it->path());
+      if (folder_exists(it->path())) parts.push_back(it->path());
     }
     std::sort(parts.begin(), parts.end());
-    for (const auto& part : parts)
-      out.push_back({part / "lib", "wheel nvidia/" + part.filename().string()});
+    for (const auto& part : parts) {
+      const std::string origin = "wheel nvidia/" + sys::utf8_of(part.filename());
+      for (const fs::path& folder : {part / "lib", part / "bin", part / "bin" / "x86_64"}) {
+        if (folder_exists(folder)) out.push_back({folder, origin});
+      }
+    }
+    // Windows torch carries its own NVRTC and cudart beside torch_cuda.dll.
+    if (folder_exists(site / "torch" / "lib"))
+      out.push_back({site / "torch" / "lib", "wheel torch"});
   }
-  for (const auto& dir : search.ld_library_path) out.push_back({dir, "LD_LIBRARY_PATH"});
-  if (!search.cuda_home.empty()) {
-    out.push_back({search.cuda_home / "lib64", "CUDA_HOME"});
-    out.push_back({search.cuda_home / "lib", "CUDA_HOME"});
-  }
+  for (const auto& dir : search.ld_library_path) out.push_back({dir, sys::kLibraryPathVariable});
+  const auto toolkit = [&](const fs::path& root, const std::string& origin) {
+    // lib64 and lib on Linux; bin (CUDA 12) and bin\x64 (CUDA 13) on Windows.
+    for (const fs::path& folder :
+         {root / "lib64", root / "lib", root / "bin", root / "bin" / "x64"})
+      out.push_back({folder, origin});
+  };
+  if (!search.cuda_home.empty()) toolkit(search.cuda_home, search.cuda_home_variable);
   if (!search.default_toolkit.empty())
-    out.push_back({search.default_toolkit / "lib64", search.default_toolkit.string()});
+    toolkit(search.default_toolkit, sys::utf8_of(search.default_toolkit));
   for (const auto& dir : search.loader_dirs) out.push_back({dir, "loader path"});
   return out;
 }
 
 std::string major_of(const std::string& version) { return version.substr(0, version.find('.')); }
 
-// The version in a library's file name: "" for libnvrtc.so, "13.0.88" for
-// libnvrtc.so.13.0.88; nothing for libnvrtc_static.a, libnvrtc.alt.so or
-// libnvrtc.so.13x. Plain string tests, not std::regex: this runs on every
-// name in the loader's directories, thousands of them.
-std::optional<std::string> library_version(std::string_view filename, std::string_view name) {
-  if (!filename.starts_with("lib") || filename.substr(3, name.size()) != name) return std::nullopt;
-  std::string_view rest = filename.substr(3 + name.size());
-  if (rest == ".so") return std::string();
-  if (!rest.starts_with(".so.")) return std::nullopt;
-  rest.remove_prefix(4);
-  if (rest.empty() || rest[0] < '0' || rest[0] > '9') return std::nullopt;
-  for (const char c : rest) {
-    if ((c < '0' || c > '9') && c != '.') return std::nullopt;
-  }
-  return std::string(rest);
+bool all_digits(std::string_view text) {
+  return !text.empty() &&
+         std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
 // The precise versions of library copies, from the files around them; each
@@ -102,10 +95,9 @@ class VersionReader {
   // The version of the distribution that installed `file`, when `dir` is
   // <site-packages>/nvidia/<part>/lib.
   std::optional<std::string> from_dist_info(const fs::path& dir, const fs::path& file) {
-    const fs::path lib = dir.lexically_normal();
-    if (lib.filename() != "lib" || lib.parent_path().parent_path().filename() != "nvidia")
-      return std::nullopt;
-    const auto* owner = site(lib.parent_path().parent_path().parent_path()).owner_of(file);
+    const auto wheel = wheel_library_dir(dir);
+    if (!wheel) return std::nullopt;
+    const auto* owner = site(wheel->site).owner_of(file);
     if (!owner || owner->version.empty()) return std::nullopt;
     return owner->version;
   }
@@ -134,8 +126,9 @@ class VersionReader {
     return it->second;
   }
 
-  // <toolkit>/lib64, <toolkit>/lib and <toolkit>/targets/<triple>/lib, as
-  // written and with links resolved (/usr/local/cuda -> cuda-13.0).
+  // <toolkit>/lib64, <toolkit>/lib, <toolkit>/targets/<triple>/lib,
+  // <toolkit>\bin and <toolkit>\bin\x64, as written and with links resolved
+  // (/usr/local/cuda -> cuda-13.0).
   static std::vector<fs::path> toolkit_roots(const fs::path& dir) {
     std::vector<fs::path> spellings{dir.lexically_normal()};
     std::error_code error;
@@ -145,6 +138,8 @@ class VersionReader {
       if (!spelling.has_filename()) spelling = spelling.parent_path();  // "lib64/"
       const fs::path parent = spelling.parent_path();
       roots.push_back(parent);
+      if (spelling.filename() == "x64" && parent.filename() == "bin")
+        roots.push_back(parent.parent_path());
       if (parent.parent_path().filename() == "targets")
         roots.push_back(parent.parent_path().parent_path());
     }
@@ -198,30 +193,76 @@ void set_version(CudaLibrary& library, const LibraryKind& kind, const fs::path& 
 
 }  // namespace
 
+std::optional<WheelLibraryDir> wheel_library_dir(const fs::path& dir) {
+  fs::path folder = dir.lexically_normal();
+  if (!folder.has_filename()) folder = folder.parent_path();  // "lib/"
+  fs::path part;
+  if (folder.filename() == "lib" || folder.filename() == "bin") {
+    part = folder.parent_path();
+  } else if (folder.filename() == "x86_64" && folder.parent_path().filename() == "bin") {
+    part = folder.parent_path().parent_path();
+  } else {
+    return std::nullopt;
+  }
+  if (part.parent_path().filename() != "nvidia") return std::nullopt;
+  return WheelLibraryDir{part.parent_path().parent_path(), part};
+}
+
+// Plain string tests, not std::regex: this runs on every name in the
+// loader's directories, thousands of them.
+std::optional<std::string> library_file_version(std::string_view filename, std::string_view name) {
+  // Linux: lib<name>.so[.<version>]
+  if (filename.starts_with("lib") && filename.substr(3, name.size()) == name) {
+    std::string_view rest = filename.substr(3 + name.size());
+    if (rest == ".so") return std::string();
+    if (!rest.starts_with(".so.")) return std::nullopt;
+    rest.remove_prefix(4);
+    if (rest.empty() || rest[0] < '0' || rest[0] > '9') return std::nullopt;
+    for (const char c : rest) {
+      if ((c < '0' || c > '9') && c != '.') return std::nullopt;
+    }
+    return std::string(rest);
+  }
+  // Windows: <name>64_<digits>[_<digits>].dll
+  if (!filename.starts_with(name) || !filename.substr(name.size()).starts_with("64_") ||
+      !filename.ends_with(".dll"))
+    return std::nullopt;
+  std::string_view digits = filename.substr(name.size() + 3);
+  digits.remove_suffix(4);
+  if (const size_t underscore = digits.find('_'); underscore != std::string_view::npos) {
+    if (!all_digits(digits.substr(underscore + 1))) return std::nullopt;  // "120_0.alt"
+    digits = digits.substr(0, underscore);
+  }
+  if (!all_digits(digits) || digits.size() > 3) return std::nullopt;
+  // "120" is 12.0, "110" is 11.0: the last of three digits is a minor.
+  return std::string(digits.size() == 3 ? digits.substr(0, 2) : digits);
+}
+
+std::vector<fs::path> site_packages_of_loaded_torch() {
+  for (const char* name : {"libc10.so", "c10.dll"}) {
+    const fs::path file = sys::loaded_library_file(name);
+    const fs::path lib = file.parent_path();
+    if (!file.empty() && lib.filename() == "lib" && lib.parent_path().filename() == "torch")
+      return {lib.parent_path().parent_path()};
+  }
+  return {};
+}
+
 CudaLibrarySearch default_cuda_library_search(const std::vector<fs::path>& site_packages) {
   CudaLibrarySearch search;
   search.site_packages = site_packages;
-  // As the loader does, a setuid process ignores LD_LIBRARY_PATH; and
-  // CUDA_HOME, which names where NVRTC is loaded from (sys/trust.hpp).
-  search.ld_library_path = split_path_list(sys::trusted_path_variable("LD_LIBRARY_PATH"));
+  // CUDA_HOME names where NVRTC is loaded from: ignored when setuid
+  // (sys/trust.hpp), as the loader ignores LD_LIBRARY_PATH.
   if (const char* home = sys::trusted_path_variable("CUDA_HOME")) {
-    search.cuda_home = home;
+    search.cuda_home = sys::path_of_utf8(home);
   } else if (const char* path = sys::trusted_path_variable("CUDA_PATH")) {
-    search.cuda_home = path;
+    search.cuda_home = sys::path_of_utf8(path);
+    search.cuda_home_variable = "CUDA_PATH";  // what a Windows CUDA installer sets
   }
-  std::error_code error;
-  for (fs::directory_iterator it("/etc/ld.so.conf.d", error), end; !error && it != end;
-       it.increment(error)) {
-    if (it->path().extension() != ".conf") continue;
-    std::ifstream conf(it->path());
-    for (std::string line; std::getline(conf, line);) {
-      if (line.starts_with("/")) search.loader_dirs.emplace_back(line);
-    }
-  }
-  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-                          "/usr/lib64", "/lib", "/usr/lib"}) {
-    search.loader_dirs.emplace_back(dir);
-  }
+  auto loader = sys::loader_search();
+  search.ld_library_path = std::move(loader.variable_dirs);
+  search.loader_dirs = std::move(loader.system_dirs);
+  search.default_toolkit = sys::kDefaultCudaToolkit;
   return search;
 }
 
@@ -258,10 +299,10 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
     std::vector<fs::path> files;
     for (fs::directory_iterator it(place.dir, error), end; !error && it != end;
          it.increment(error)) {
-      const std::string filename = it->path().filename().string();
+      const std::string filename = sys::utf8_of(it->path().filename());
       const bool candidate =
           std::any_of(std::begin(kLibraries), std::end(kLibraries), [&](const LibraryKind& kind) {
-            return library_version(filename, kind.name).has_value();
+            return library_file_version(filename, kind.name).has_value();
           });
       if (candidate) files.push_back(it->path());
     }
@@ -272,8 +313,8 @@ std::vector<CudaLibrary> find_cuda_libraries(const CudaLibrarySearch& search,
       // .so.12.8.90) the longest version says the most.
       std::map<std::pair<uint64_t, uint64_t>, CudaLibrary> files_here;
       for (const auto& file : files) {
-        const std::string filename = file.filename().string();
-        const auto version = library_version(filename, kind.name);
+        const std::string filename = sys::utf8_of(file.filename());
+        const auto version = library_file_version(filename, kind.name);
         if (!version) continue;
         const auto status = sys::file_status(file, sys::Links::follow);
         if (!status || status->type != sys::FileType::file) continue;

@@ -3,6 +3,7 @@
 #include "sys/run_program.hpp"
 #include "sys/trust.hpp"
 #include "sys/user_folders.hpp"
+#include "sys/utf8_path.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -64,12 +65,16 @@ std::vector<fs::path> site_packages_of_python(const fs::path& python,
       throw LocateError("refusing to run the Python at " + python.string() +
                         " as root: " + untrusted);
   }
-  const std::string output = run_captured(python, {"-I", "-c", kPrintSysPath}, timeout);
+  // -X utf8: sys.path is printed in UTF-8 whatever the console's code page
+  // (a Windows Python writes a pipe in the ANSI one), and read as UTF-8.
+  const std::string output =
+      run_captured(python, {"-I", "-X", "utf8", "-c", kPrintSysPath}, timeout);
   std::vector<fs::path> found;
   std::istringstream lines(output);
   for (std::string line; std::getline(lines, line);) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();  // a Windows Python's line ends
     if (line.empty()) continue;
-    const fs::path entry(line);
+    const fs::path entry = sys::path_of_utf8(line);
     if (is_packages_dir(entry) && fs::is_directory(entry, error)) found.push_back(entry);
   }
   if (found.empty()) {
@@ -161,7 +166,7 @@ std::optional<fs::path> find_program(const std::string& name, const std::string&
     const std::string folder(rest.substr(0, colon));
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     if (folder.empty()) continue;  // "" would mean the working directory: not searched
-    const fs::path candidate = fs::path(folder) / name;
+    const fs::path candidate = sys::path_of_utf8(folder) / name;
     if (sys::may_run(candidate) && !fs::is_directory(candidate)) return candidate;
   }
   return std::nullopt;

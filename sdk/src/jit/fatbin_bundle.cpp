@@ -10,12 +10,13 @@
 #include "compat/arch.hpp"
 #include "env/python_locate.hpp"
 #include "jit_runtime.hpp"
-#include "sys/child_process.hpp"
+#include "store/store_location.hpp"
+#include "sys/library_loading.hpp"
 #include "sys/machine.hpp"
 #include "sys/read_file.hpp"
 #include "sys/run_program.hpp"
 #include "sys/user_folders.hpp"
-#include "util/json_text.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::jit {
 
@@ -36,33 +37,68 @@ std::pair<std::string, std::string> fatbinary_kind(const std::string& arch) {
   return {target->ptx ? "ptx" : "elf", target->number()};
 }
 
-// In the child: `arch` through the kernel cache, as `archfit jit compile`
-// would, the image written to `image_file`; the answer for the parent.
-nlohmann::json compile_one(const BundleRequest& request, const JitSettings& settings,
-                           const std::string& source, const std::string& arch,
-                           const fs::path& image_file) {
-  CompileRequest compile;
-  compile.source = source;
-  compile.source_name = request.source.filename().string();
-  compile.target = arch;
-  compile.options = request.options;
-  compile.name_expressions = request.name_expressions;
-  // A runtime of the child's own, from its owner's settings: the parent's
-  // cache and NVRTC may hold locks another of its threads took before fork.
-  JitRuntime runtime(settings);
-  const CachedCompile compiled = runtime.compile(compile);
-  write_image_file(compiled, image_file);
-  return {{"milliseconds", compiled.milliseconds}, {"cache", to_string(compiled.source)}};
+// The variables that make a child `archfit jit compile` use `settings`, as
+// the one reader of the environment (session/environment_settings.hpp)
+// would have filled them from its own environment.
+std::vector<std::pair<std::string, std::string>> child_environment(const JitSettings& settings) {
+  std::vector<std::pair<std::string, std::string>> variables;
+  if (settings.cache) {
+    const KernelCache::Options& cache = *settings.cache;
+    if (cache.dir) variables.emplace_back(store::kCacheDirVariable, sys::utf8_of(*cache.dir));
+    std::string readonly;
+    for (const auto& dir : cache.readonly_dirs)
+      readonly +=
+          (readonly.empty() ? "" : std::string(1, sys::kPathListSeparator)) + sys::utf8_of(dir);
+    if (!readonly.empty()) variables.emplace_back(store::kCacheReadonlyDirsVariable, readonly);
+    variables.emplace_back(store::kCacheMaxBytesVariable, std::to_string(cache.max_bytes));
+  }
+  if (settings.nvrtc_search) {
+    const NvrtcSearch& search = *settings.nvrtc_search;
+    if (!search.archfit_nvrtc.empty())
+      variables.emplace_back("ARCHFIT_NVRTC", sys::utf8_of(search.archfit_nvrtc));
+    if (!search.cuda_home.empty())
+      variables.emplace_back(search.cuda_home_variable, sys::utf8_of(search.cuda_home));
+  }
+  return variables;
+}
+
+// `archfit jit compile` of one arch, as its command line.
+std::vector<std::string> compile_arguments(const BundleRequest& request, const std::string& arch,
+                                           const fs::path& image_file) {
+  std::vector<std::string> args{
+      "jit", "compile", "--json", "--arch", arch, "--output", sys::utf8_of(image_file)};
+  // "--option=-DNAME": an option's value that starts with '-' is not taken
+  // for another option.
+  for (const auto& option : request.options) args.push_back("--option=" + option);
+  for (const auto& name : request.name_expressions) args.push_back("--name-expression=" + name);
+  args.push_back(sys::utf8_of(request.source));
+  return args;
+}
+
+// The JSON answer at the end of what a successful `jit compile --json`
+// printed (warnings may come before it); a discarded value when none.
+nlohmann::json compile_answer(const std::string& output) {
+  for (size_t at = output.rfind("\n{");; at = output.rfind("\n{", at - 1)) {
+    const size_t start = at == std::string::npos ? 0 : at + 1;
+    auto answer = nlohmann::json::parse(output.begin() + static_cast<std::ptrdiff_t>(start),
+                                        output.end(), nullptr, /*allow_exceptions=*/false);
+    if (answer.is_object()) return answer;
+    if (at == std::string::npos || at == 0) return nlohmann::json::value_t::discarded;
+  }
 }
 
 }  // namespace
 
 fs::path find_fatbinary(const FatbinarySearch& search) {
   if (!search.given.empty()) return search.given;
-  for (const auto& root : search.toolkits)
-    if (!root.empty() && executable(root / "bin" / "fatbinary")) return root / "bin" / "fatbinary";
-  if (executable("/usr/local/cuda/bin/fatbinary")) return "/usr/local/cuda/bin/fatbinary";
-  if (!search.path.empty()) return env::find_program("fatbinary", search.path).value_or(fs::path());
+  // fatbinary.exe on Windows, in the toolkit's bin (CUDA 13 moved only its
+  // DLLs to bin\x64).
+  const std::string name = std::string("fatbinary") + sys::kProgramSuffix;
+  std::vector<fs::path> toolkits = search.toolkits;
+  if (*sys::kDefaultCudaToolkit) toolkits.emplace_back(sys::kDefaultCudaToolkit);
+  for (const auto& root : toolkits)
+    if (!root.empty() && executable(root / "bin" / name)) return root / "bin" / name;
+  if (!search.path.empty()) return env::find_program(name, search.path).value_or(fs::path());
   return {};
 }
 
@@ -91,68 +127,57 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
     }
   } cleanup{work};
 
+  // Missing or unreadable: said once here, not by every arch's compile.
   std::string problem;
-  const auto source = sys::read_file(request.source, &problem);
-  if (!source) throw BundleError(problem);
+  if (!sys::read_file(request.source, &problem)) throw BundleError(problem);
+  if (request.compiler.empty())
+    throw BundleError("no archfit command to compile each arch with (BundleRequest::compiler)");
 
   result.images.resize(request.archs.size());
   std::vector<std::string> failures(request.archs.size());
-  // One child at a time where forking beside another thread's allocations
-  // is unsafe (the asan build, sys/child_process.hpp).
-  const unsigned jobs = !sys::kForkBesideAllocatingThreadsIsSafe ? 1
-                        : request.jobs                           ? request.jobs
-                                                                 : binary::default_threads();
-  sys::ChildLimits limits;
-  limits.time_limit = kCompileLimit;
-  limits.max_bytes = size_t{1} << 20;  // the answer is a line of JSON; the image goes to a file
+  const unsigned jobs = request.jobs ? request.jobs : binary::default_threads();
+  sys::ProgramOptions options;
+  options.timeout = kCompileLimit;
+  options.merge_stderr = true;  // NVRTC's log, on a failure
+  options.environment = child_environment(settings);
   binary::parallel_for(request.archs.size(), jobs, [&](size_t i) {
     const std::string& arch = request.archs[i];
     const fs::path image_file = work / arch;
-    const sys::ChildOutcome outcome = sys::run_in_child(
-        [&] {
-          nlohmann::json answer;
-          try {
-            answer = compile_one(request, settings, *source, arch, image_file);
-          } catch (const std::exception& error) {
-            answer = {{"error", error.what()}};
-          }
-          // NVRTC's log is not always UTF-8: replace what is not, never throw.
-          const std::string text = util::json_text(answer);
-          return std::vector<uint8_t>(text.begin(), text.end());
-        },
-        limits);
-    if (const std::string failure = sys::describe_failure(outcome, limits, "compiling");
-        !failure.empty()) {
-      failures[i] = arch + " (" + failure + ")\n";
+    sys::ProgramResult compiled;
+    try {
+      compiled =
+          sys::run_program(request.compiler, compile_arguments(request, arch, image_file), options);
+    } catch (const std::system_error& error) {
+      failures[i] = arch + " (" + error.what() + ")\n";
       return;
     }
-    const auto answer = nlohmann::json::parse(outcome.output.begin(), outcome.output.end(), nullptr,
-                                              /*allow_exceptions=*/false);
-    if (!answer.is_object()) {
-      failures[i] = arch + " (its compile sent no answer)\n";
-    } else if (answer.contains("error")) {
-      failures[i] = arch + ":\n" + answer.value("error", std::string()) + "\n";
-    } else {
+    const auto answer = compile_answer(compiled.output);
+    if (compiled.succeeded() && answer.is_object()) {
       result.images[i] = {arch, answer.value("milliseconds", 0.0), answer.value("cache", "")};
+    } else if (compiled.exited && compiled.exit_status != 0 && !compiled.output.empty()) {
+      // `archfit jit compile: …` and NVRTC's whole log.
+      failures[i] = arch + ":\n" + compiled.output + (compiled.output.ends_with('\n') ? "" : "\n");
+    } else {
+      failures[i] = arch + " (its compile " + compiled.how_it_ended(options.timeout) + ")\n";
     }
   });
   std::string failed;
   for (const auto& failure : failures) failed += failure;
   if (!failed.empty())
-    throw BundleError("compiling " + request.source.string() + " failed for " + failed);
+    throw BundleError("compiling " + sys::utf8_of(request.source) + " failed for " + failed);
 
-  std::vector<std::string> args = {"--create=" + request.output.string()};
+  std::vector<std::string> args = {"--create=" + sys::utf8_of(request.output)};
   for (const auto& arch : request.archs) {
     const auto [kind, sm] = fatbinary_kind(arch);
-    args.push_back("--image3=kind=" + kind + ",sm=" + sm + ",file=" + (work / arch).string());
+    args.push_back("--image3=kind=" + kind + ",sm=" + sm + ",file=" + sys::utf8_of(work / arch));
   }
-  sys::ProgramOptions options;
-  options.timeout = kCompileLimit;
-  options.merge_stderr = true;
-  const sys::ProgramResult packed = sys::run_program(result.fatbinary, args, options);
+  sys::ProgramOptions pack;
+  pack.timeout = kCompileLimit;
+  pack.merge_stderr = true;
+  const sys::ProgramResult packed = sys::run_program(result.fatbinary, args, pack);
   if (!packed.succeeded()) {
-    throw BundleError(result.fatbinary.string() + " failed (" +
-                      packed.how_it_ended(options.timeout) + "):\n" + packed.output);
+    throw BundleError(sys::utf8_of(result.fatbinary) + " failed (" +
+                      packed.how_it_ended(pack.timeout) + "):\n" + packed.output);
   }
   result.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

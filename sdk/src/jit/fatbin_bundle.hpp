@@ -1,9 +1,11 @@
 #pragma once
 // `archfit jit bundle`: ahead-of-time images of one source for a fleet's
-// archs, each compiled through the kernel cache in a child process of its own
-// (sys/child_process.hpp: NVRTC serialises much of a compile on a
-// process-wide lock, so threads would not scale; a forked child has an NVRTC
-// of its own and needs no program to run), then put into one fatbin by the
+// archs, each compiled through the kernel cache in a process of its own —
+// the archfit command itself, as `archfit jit compile --json`, started with
+// sys::run_program (posix_spawn; CreateProcessW in a job object): NVRTC
+// serialises much of a compile on a process-wide lock, so threads would not
+// scale, and fork() beside the command's threads would copy locks they hold
+// (and does not exist on Windows) — then put into one fatbin by the
 // toolkit's own `fatbinary`.
 #include <filesystem>
 #include <stdexcept>
@@ -29,11 +31,14 @@ struct BundleRequest {
   // The fatbinary to pack with; empty: find_fatbinary({}), the toolkit's at
   // /usr/local/cuda only. A Session names the one its environment gives.
   std::filesystem::path fatbinary;
+  // The archfit command that compiles each arch (`archfit jit compile`):
+  // the `archfit jit bundle` command names itself.
+  std::filesystem::path compiler;
 };
 
 struct BundleImage {
   std::string arch;
-  double milliseconds = 0;  // that child's compile (or cache lookup)
+  double milliseconds = 0;  // that process's compile (or cache lookup)
   std::string cache;        // "built", "primary", …
 };
 
@@ -56,9 +61,10 @@ struct FatbinarySearch {
 std::filesystem::path find_fatbinary(const FatbinarySearch& search);
 
 // Throws BundleError naming the arch and carrying NVRTC's own message (its
-// whole log) when one fails, or how its child ended when it crashed or ran
+// whole log) when one fails, or how its process ended when it crashed or ran
 // past the time limit, or what to install when fatbinary is missing.
-// Each child compiles with a JitRuntime of its own made from `settings`.
+// Each process compiles with `settings`' cache and NVRTC, passed on in the
+// variables that name them (ARCHFIT_CACHE_DIR, …, ARCHFIT_NVRTC, CUDA_HOME).
 BundleResult build_bundle(const BundleRequest& request, const JitSettings& settings);
 
 }  // namespace archfit::jit

@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "knowledge_base.hpp"
+#include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::kb {
 
@@ -24,10 +26,13 @@ inline std::string indexed(const std::string& path, size_t index) {
 class YamlFile {
  public:
   YamlFile(std::filesystem::path path, std::string_view kind) : path_(std::move(path)) {
+    // Read through sys/, not YAML::LoadFile: yaml-cpp opens a narrow path,
+    // which Windows reads in the ANSI code page (a folder named "José" or
+    // "模型" would be missing).
+    const auto text = sys::read_file(path_);
+    if (!text) throw KbError(sys::utf8_of(path_) + ": cannot read the file");
     try {
-      root_ = YAML::LoadFile(path_.string());
-    } catch (const YAML::BadFile&) {
-      throw KbError(path_.string() + ": cannot read the file");
+      root_ = YAML::Load(*text);
     } catch (const YAML::ParserException& e) {
       throw KbFormatError(path_.string(), e.mark.line + 1, e.mark.column + 1, "",
                           "YAML syntax: " + e.msg);

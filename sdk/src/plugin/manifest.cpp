@@ -1,4 +1,5 @@
 #include "manifest.hpp"
+#include "sys/read_file.hpp"
 #include "util/pattern.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -30,10 +31,12 @@ uint32_t abi_version(const YAML::Node& node) {
 
 Manifest read_manifest(const fs::path& path) {
   YAML::Node root;
+  // Through sys/, not YAML::LoadFile, whose narrow path Windows would read
+  // in the ANSI code page.
+  const auto text = sys::read_file(path);
+  if (!text) throw PluginError("the manifest cannot be read");
   try {
-    root = YAML::LoadFile(path.string());
-  } catch (const YAML::BadFile&) {
-    throw PluginError("the manifest cannot be read");
+    root = YAML::Load(*text);
   } catch (const YAML::Exception& error) {
     throw PluginError("the manifest is not YAML (line " + std::to_string(error.mark.line + 1) +
                       ": " + error.msg + ")");

@@ -18,6 +18,8 @@
 #include "sys/child_process.hpp"
 #include "sys/module_location.hpp"
 #include "sys/trust.hpp"
+#include "sys/user_folders.hpp"
+#include "sys/utf8_path.hpp"
 
 #ifndef ARCHFIT_PLUGIN_INSTALL_SUBDIR
 #define ARCHFIT_PLUGIN_INSTALL_SUBDIR "lib/archfit/plugins"
@@ -156,8 +158,8 @@ PluginEnvironment plugin_environment(const char* plugin_path, const char* timeou
   PluginEnvironment environment;
   if (plugin_path != nullptr) {
     std::stringstream list(plugin_path);
-    for (std::string item; std::getline(list, item, ':');)
-      if (!item.empty()) environment.paths.emplace_back(item);
+    for (std::string item; std::getline(list, item, sys::kPathListSeparator);)
+      if (!item.empty()) environment.paths.push_back(sys::path_of_utf8(item));
   }
   try {
     environment.time_limit = parse_time_limit(timeout);

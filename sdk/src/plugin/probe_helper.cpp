@@ -12,9 +12,15 @@
 
 #include "plugin_load.hpp"
 #include "plugin_wire.hpp"
+#include "sys/console.hpp"
+#include "sys/file_io.hpp"
+#include "sys/machine.hpp"
 #include "sys/module_location.hpp"
+#include "sys/read_file.hpp"
 #include "sys/run_program.hpp"
 #include "sys/trust.hpp"
+#include "sys/user_folders.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::plugin {
 
@@ -27,6 +33,11 @@ namespace {
 // The answer line's version: a host and a helper from different builds that
 // disagree on it are refused, not misread.
 constexpr int kProbeAnswerVersion = 1;
+
+// The argument that makes the helper load one plugin in its own process
+// (where there is no fork), and what that process may commit.
+constexpr const char* kOneArgument = "--one";
+constexpr size_t kPluginMemoryLimit = size_t{4} << 30;
 
 constexpr std::array<std::pair<Ending, const char*>, 6> kEndingNames{{
     {Ending::exited, "exited"},
@@ -79,8 +90,85 @@ void pass_on_messages(const sys::ChildOutcome& outcome, const fs::path& manifest
   if (!text.empty() && text.back() != '\n') text += '\n';
   if (outcome.message_bytes > outcome.messages.size())
     text += "archfit: " + std::to_string(outcome.message_bytes - outcome.messages.size()) +
-            " more bytes the plugin of " + manifest.string() + " printed are not shown\n";
+            " more bytes the plugin of " + sys::utf8_of(manifest) + " printed are not shown\n";
   write_all(STDERR_FILENO, text.data(), text.size());
+}
+
+// The answer for one plugin, loaded in this process: what it offers, or
+// why it is refused.
+std::vector<uint8_t> load_and_encode(const fs::path& manifest, uint32_t abi_min, uint32_t abi_max) {
+  try {
+    return encode_loaded(load_in_this_process(read_manifest(manifest), abi_min, abi_max));
+  } catch (const PluginError& refused) {
+    return encode_refusal(refused.what());
+  } catch (const std::exception& error) {  // an allocation, the file system
+    return encode_refusal(std::string("it could not be loaded: ") + error.what());
+  }
+}
+
+// Where there is no fork (Windows): the plugin is loaded in a process of
+// this helper's own, `archfit-plugin-probe --one …`, in a job object that
+// ends it at the time limit and caps the memory it commits. Its answer
+// comes back in `answer_file`; what it printed, on its stdout and stderr,
+// as its messages.
+sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& manifest,
+                                       uint32_t abi_min, uint32_t abi_max,
+                                       const sys::ChildLimits& limits,
+                                       const fs::path& answer_file) {
+  std::error_code ignored;
+  fs::remove(answer_file, ignored);
+  sys::ProgramOptions options;
+  options.timeout = limits.time_limit;
+  options.merge_stderr = true;
+  options.max_output = limits.max_message_bytes + 1;
+  options.max_memory = kPluginMemoryLimit;
+  const sys::ProgramResult ran =
+      sys::run_program(self,
+                       {kOneArgument, std::to_string(abi_min), std::to_string(abi_max),
+                        sys::utf8_of(answer_file), sys::utf8_of(manifest)},
+                       options);
+  sys::ChildOutcome outcome;
+  outcome.message_bytes = ran.output.size();
+  outcome.messages = ran.output.substr(0, limits.kept_message_bytes);
+  if (ran.timed_out) {
+    outcome.ending = Ending::timed_out;
+  } else if (ran.status_unknown) {
+    outcome.ending = Ending::vanished;
+  } else if (!ran.exited) {
+    outcome.ending = Ending::signalled;
+    outcome.signal = ran.signal;
+  } else if (ran.output.size() > limits.max_message_bytes) {
+    outcome.ending = Ending::flooded;
+  } else {
+    outcome.exit_status = ran.exit_status;
+    if (ran.exit_status == 0) {
+      std::string problem;
+      if (auto answer = sys::read_file(answer_file, &problem, limits.max_bytes)) {
+        outcome.output.assign(answer->begin(), answer->end());
+      } else if (fs::exists(answer_file, ignored)) {
+        outcome.ending = Ending::sent_too_much;
+      }
+    }
+  }
+  fs::remove(answer_file, ignored);
+  return outcome;
+}
+
+// `archfit-plugin-probe --one <abi min> <abi max> <answer file> <manifest>`:
+// loads the plugin here, writes the answer and ends without running the
+// plugin's static destructors (as a forked child does with _exit).
+[[noreturn]] void probe_one(const std::vector<std::string>& words) {
+  uint32_t abi_min = 0;
+  uint32_t abi_max = 0;
+  if (words.size() != 6 || !parse_number(words[2].c_str(), abi_min) ||
+      !parse_number(words[3].c_str(), abi_max))
+    std::_Exit(2);
+  const std::vector<uint8_t> answer =
+      load_and_encode(sys::path_of_utf8(words[5]), abi_min, abi_max);
+  const std::string text(answer.begin(), answer.end());
+  const bool written = sys::replace_whole_file(sys::path_of_utf8(words[4]), text).empty();
+  std::fflush(nullptr);
+  std::_Exit(written ? 0 : sys::kWorkThrew);
 }
 
 }  // namespace
@@ -98,9 +186,10 @@ sys::ChildLimits plugin_child_limits(std::chrono::milliseconds time_limit) {
 
 fs::path find_probe_helper() {
   std::vector<fs::path> candidates;
+  const std::string file_name = std::string(kProbeHelperName) + sys::kProgramSuffix;
   if (const fs::path module = sys::running_module_dir(); !module.empty()) {
-    candidates.push_back(module / kProbeHelperName);
-    candidates.push_back(module.parent_path() / "libexec" / "archfit" / kProbeHelperName);
+    candidates.push_back(module / file_name);
+    candidates.push_back(module.parent_path() / "libexec" / "archfit" / file_name);
   }
 #ifdef ARCHFIT_PLUGIN_PROBE_BUILD_PATH
   // The tests link archfit into executables of their own folders.
@@ -110,7 +199,7 @@ fs::path find_probe_helper() {
   for (const fs::path& candidate : candidates) {
     std::error_code error;
     if (!fs::is_regular_file(candidate, error)) {
-      looked += (looked.empty() ? "" : ", ") + candidate.string();
+      looked += (looked.empty() ? "" : ", ") + sys::utf8_of(candidate);
       continue;
     }
     // Plugins are loaded in it: a helper someone else could replace would
@@ -183,6 +272,11 @@ std::vector<ProbeAnswer> probe_in_helper(const fs::path& helper,
 int probe_helper_main(int argc, char** argv) {
   // Whatever the starter left open is not the plugins' to keep.
   sys::close_inherited_files();
+  // The answer is framed bytes: no "\r\n" for "\n" on Windows.
+  sys::binary_stdout();
+  // Manifest paths in UTF-8 (Windows' argv is in the ANSI code page).
+  const std::vector<std::string> words = sys::command_line_utf8(argc, argv);
+  if (words.size() > 1 && words[1] == kOneArgument) probe_one(words);
   const auto refuse_arguments = [] {
     const char usage[] =
         "archfit-plugin-probe: archfit's own helper, not run by hand; it takes\n"
@@ -193,30 +287,44 @@ int probe_helper_main(int argc, char** argv) {
   uint32_t abi_min = 0;
   uint32_t abi_max = 0;
   long long milliseconds = 0;
-  if (argc < 5 || !parse_number(argv[1], abi_min) || !parse_number(argv[2], abi_max) ||
-      !parse_number(argv[3], milliseconds) || milliseconds <= 0)
+  if (words.size() < 5 || !parse_number(words[1].c_str(), abi_min) ||
+      !parse_number(words[2].c_str(), abi_max) || !parse_number(words[3].c_str(), milliseconds) ||
+      milliseconds <= 0)
     return refuse_arguments();
   // Every process a plugin leaves behind, even one that setsid()s and forks
   // again, comes to this process when its parent ends, to be killed.
   sys::become_child_subreaper();
   const sys::ChildLimits limits = plugin_child_limits(std::chrono::milliseconds(milliseconds));
-  for (int index = 4; index < argc; ++index) {
-    const fs::path manifest_path = argv[index];
+  // Without fork, answers come back in files of a private folder.
+  fs::path answers;
+  struct RemoveAnswers {
+    const fs::path& dir;
+    ~RemoveAnswers() {
+      std::error_code ignored;
+      if (!dir.empty()) fs::remove_all(dir, ignored);
+    }
+  } remove_answers{answers};
+  if (!sys::kCanFork) {
+    answers = fs::temp_directory_path() /
+              ("archfit-plugin-probe-" + std::to_string(sys::this_process_id()));
+    if (const std::string problem = sys::create_private_directory(answers); !problem.empty()) {
+      const std::string text = "archfit-plugin-probe: " + problem + "\n";
+      write_all(STDERR_FILENO, text.data(), text.size());
+      return 1;
+    }
+  }
+  for (size_t index = 4; index < words.size(); ++index) {
+    const fs::path manifest_path = sys::path_of_utf8(words[index]);
     const auto started = std::chrono::steady_clock::now();
     sys::ChildOutcome outcome;
     try {
-      outcome = sys::run_in_child(
-          [&] {
-            try {
-              return encode_loaded(
-                  load_in_this_process(read_manifest(manifest_path), abi_min, abi_max));
-            } catch (const PluginError& refused) {
-              return encode_refusal(refused.what());
-            } catch (const std::exception& error) {  // an allocation, the file system
-              return encode_refusal(std::string("it could not be loaded: ") + error.what());
-            }
-          },
-          limits);
+      if (sys::kCanFork) {
+        outcome = sys::run_in_child(
+            [&] { return load_and_encode(manifest_path, abi_min, abi_max); }, limits);
+      } else {
+        outcome = probe_in_own_process(sys::running_module_file(), manifest_path, abi_min, abi_max,
+                                       limits, answers / std::to_string(index));
+      }
     } catch (const std::exception& error) {  // no pipe, no fork: this helper's own failure
       const std::string text = std::string("archfit-plugin-probe: ") + error.what() + "\n";
       write_all(STDERR_FILENO, text.data(), text.size());

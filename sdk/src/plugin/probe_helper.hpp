@@ -7,7 +7,9 @@
 // stdin, stdout and stderr.
 //
 // The helper, single-threaded, makes itself a child subreaper and loads the
-// plugin in a forked child of its own (sys::run_in_child): whatever the
+// plugin in a forked child of its own (sys::run_in_child; on Windows, which
+// has no fork, in a process of the helper's own, `archfit-plugin-probe
+// --one`, in a job object with a time and a memory limit): whatever the
 // plugin does — crash, hang, flood its stdout and stderr, fork a daemon that
 // setsid()s away — ends there. What the plugin prints is drained, the first
 // 4 KiB passed on to the host's stderr and more than 1 MiB refused; every

@@ -7,8 +7,11 @@
 #include "env/cuda_libraries.hpp"
 #include "store/store_location.hpp"
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::session {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -59,17 +62,20 @@ jit::JitSettings read_jit_settings() {
   }
   // A library archfit loads: ignored when setuid.
   const char* nvrtc = sys::trusted_path_variable("ARCHFIT_NVRTC");
-  settings.nvrtc_search =
-      jit::nvrtc_search_over(nvrtc ? nvrtc : "", env::default_cuda_library_search({}));
+  settings.nvrtc_search = jit::nvrtc_search_over(
+      nvrtc ? sys::path_of_utf8(nvrtc) : fs::path(),
+      env::default_cuda_library_search(env::site_packages_of_loaded_torch()));
   return settings;
 }
 
 jit::FatbinarySearch read_fatbinary_search() {
   // A program archfit runs: the variables that name it are ignored when setuid.
   jit::FatbinarySearch search;
-  if (const char* given = sys::trusted_path_variable("ARCHFIT_FATBINARY")) search.given = given;
+  if (const char* given = sys::trusted_path_variable("ARCHFIT_FATBINARY"))
+    search.given = sys::path_of_utf8(given);
   for (const char* variable : {"CUDA_HOME", "CUDA_PATH"})
-    if (const char* root = sys::trusted_path_variable(variable)) search.toolkits.emplace_back(root);
+    if (const char* root = sys::trusted_path_variable(variable))
+      search.toolkits.push_back(sys::path_of_utf8(root));
   if (const char* path = sys::trusted_path_variable("PATH")) search.path = path;
   return search;
 }
@@ -80,7 +86,8 @@ EnvironmentSettings read_environment_settings() {
   std::string why;
   settings.cache_dir = store::cache_dir_from_environment(why);
   // What archfit believes about GPUs, and code it loads: ignored when setuid.
-  if (const char* dir = sys::trusted_path_variable("ARCHFIT_KB_DIR")) settings.kb_dir = dir;
+  if (const char* dir = sys::trusted_path_variable("ARCHFIT_KB_DIR"))
+    settings.kb_dir = sys::path_of_utf8(dir);
   settings.plugins =
       plugin::plugin_environment(sys::trusted_path_variable(plugin::kPluginPathVariable),
                                  std::getenv(plugin::kPluginTimeoutVariable));

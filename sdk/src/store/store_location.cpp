@@ -7,6 +7,7 @@
 #include "sys/file_status.hpp"
 #include "sys/trust.hpp"
 #include "sys/user_folders.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::store {
 
@@ -48,8 +49,9 @@ std::optional<DirVerdict> refuse_unless_usable(const fs::path& dir, const std::s
 std::optional<fs::path> cache_dir_from_environment(std::string& why) {
   std::error_code error;
   if (auto dir = environment(kCacheDirVariable)) {
-    const fs::path absolute = fs::absolute(*dir, error);
-    return error ? fs::path(*dir) : absolute;
+    const fs::path given = sys::path_of_utf8(*dir);
+    const fs::path absolute = fs::absolute(given, error);
+    return error ? given : absolute;
   }
   std::string missing;
   if (auto dir = sys::user_cache_dir(missing)) return dir;
@@ -65,7 +67,7 @@ std::vector<fs::path> readonly_dirs_from_environment() {
   while (!rest.empty()) {
     const auto colon = rest.find(sys::kPathListSeparator);
     const auto item = rest.substr(0, colon);
-    if (!item.empty()) dirs.emplace_back(item);
+    if (!item.empty()) dirs.push_back(sys::path_of_utf8(item));
     rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
   }
   return dirs;

@@ -2,18 +2,19 @@
 // Running code that may crash, exit or hang in a short-lived child process:
 // fork() (no exec, so there is no helper executable to install), run the
 // work there, read the bytes it returns over a pipe within a time limit and
-// a byte cap, and reap the child however it ends. The plugin host loads
-// each plugin this way (plugin/plugin_host.cpp), so a plugin that dies or
-// loops takes only its child down; `jit bundle` compiles each arch this way
-// (jit/fatbin_bundle.cpp), so that compiles for several archs run at once
-// with an NVRTC each.
+// a byte cap, and reap the child however it ends. The plugin probe helper
+// loads each plugin this way (plugin/probe_helper.hpp), from its one
+// thread, so a plugin that dies or loops takes only its child down. Work
+// started from a threaded process (`jit bundle`'s compiles) runs a program
+// instead (sys/run_program.hpp), and Windows, which has no fork(), has no
+// run_in_child.
 //
-// fork() in a multithreaded host (ComfyUI's Python, `archfit check`'s
-// scanning threads) copies only the calling thread: a lock another thread
-// held at that moment stays held in the child. The child calls only what
-// the work needs (the dynamic loader, the plugin, malloc, which glibc
-// re-initialises after fork); should one of them still wait on such a lock,
-// the time limit kills the child and the work is reported as having hung.
+// fork() in a multithreaded process copies only the calling thread: a lock
+// another thread held at that moment stays held in the child (with
+// AddressSanitizer's allocator, which takes no lock around fork(), a child
+// hung that way). So only a single-threaded process calls run_in_child;
+// should the child still wait on a lock, the time limit kills it and the
+// work is reported as having hung.
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -75,6 +76,14 @@ ChildOutcome run_in_child(const std::function<std::vector<uint8_t>()>& work,
 
 inline constexpr int kWorkThrew = 125;
 
+// Whether this OS has run_in_child: POSIX forks; Windows has no fork(), and
+// work that must run apart starts a program there (sys/run_program.hpp).
+#ifdef _WIN32
+inline constexpr bool kCanFork = false;
+#else
+inline constexpr bool kCanFork = true;
+#endif
+
 // For a helper process that runs children for others (the plugin probe
 // helper): every process a child leaves behind, even one that setsid()s and
 // forks again, comes to this process when its parent ends, to be killed
@@ -84,27 +93,6 @@ void become_child_subreaper();
 // Closes every file this process was started with beyond stdin, stdout and
 // stderr: whatever the starter left open is not its children's to keep.
 void close_inherited_files();
-
-// Whether a child may be forked while other threads of this process
-// allocate. With glibc's malloc it may: glibc's fork() takes every arena's
-// lock first, so the child finds them free. AddressSanitizer's allocator
-// (clang 14 and 16, Debian 12's) takes no lock around fork(): a child forked
-// while another thread refilled a size class waits forever on that class's
-// lock (the asan build's `archfit check --plugin-path`, stopped in gdb:
-// __sanitizer::SizeClassAllocator64::GetFromAllocator, in 4 of 24 runs on two
-// loaded cores). A caller that can choose when to fork forks once its own
-// threads are done where this is false.
-#if defined(__SANITIZE_ADDRESS__)
-inline constexpr bool kForkBesideAllocatingThreadsIsSafe = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-inline constexpr bool kForkBesideAllocatingThreadsIsSafe = false;
-#else
-inline constexpr bool kForkBesideAllocatingThreadsIsSafe = true;
-#endif
-#else
-inline constexpr bool kForkBesideAllocatingThreadsIsSafe = true;
-#endif
 
 // Why a child that did not exit 0 failed, a sentence about what it was
 // `doing` ("loading"): "it crashed loading (signal 11, SIGSEGV)", "it exited

@@ -44,4 +44,11 @@ std::string real_path(const std::string& path);
 // Whether the two paths name one file (one device and one id).
 bool same_file(const std::filesystem::path& a, const std::filesystem::path& b);
 
+// `path` as a library that takes narrow (char) paths can open it — NVRTC's
+// -I, for one. POSIX: its bytes. Windows, where such a library reads the
+// ANSI code page: the path when it is ASCII, else its short (8.3) form,
+// which is ASCII where the volume keeps short names (NTFS system volumes
+// do); else its UTF-8, which such a library will not find.
+std::string path_for_narrow_libraries(const std::filesystem::path& path);
+
 }  // namespace archfit::sys

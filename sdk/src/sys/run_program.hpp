@@ -8,9 +8,17 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace archfit::sys {
+
+// What a program's file name ends with: nothing on POSIX, ".exe" on Windows.
+#ifdef _WIN32
+inline constexpr const char* kProgramSuffix = ".exe";
+#else
+inline constexpr const char* kProgramSuffix = "";
+#endif
 
 struct ProgramResult {
   bool exited = false;  // false: killed by `signal`, or stopped at the limit
@@ -32,6 +40,13 @@ struct ProgramOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(60);
   bool merge_stderr = false;      // false: stderr goes where this process's goes
   size_t max_output = 16u << 20;  // what is read beyond it is dropped
+  // Variables set in the program's environment, over this process's own
+  // ({"ARCHFIT_CACHE_DIR", "/srv/kernels"}); values in UTF-8.
+  std::vector<std::pair<std::string, std::string>> environment;
+  // The most memory the program may commit, in bytes; 0: no limit. Windows:
+  // its job object's JOB_OBJECT_LIMIT_PROCESS_MEMORY, so an allocation past
+  // it fails. POSIX: not applied (posix_spawn sets no resource limit).
+  size_t max_memory = 0;
 };
 
 // Throws std::system_error when the program cannot be started at all.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "env/cuda_libraries.hpp"
+
 namespace archfit::jit {
 
 namespace fs = std::filesystem;
@@ -11,13 +13,6 @@ namespace {
 bool present(const fs::path& path) {
   std::error_code error;
   return fs::exists(path, error);
-}
-
-// nvidia/<part>/lib of a site-packages: the site-packages, else empty.
-fs::path wheel_site(const fs::path& dir) {
-  const fs::path lib = dir.lexically_normal();
-  if (lib.filename() != "lib" || lib.parent_path().parent_path().filename() != "nvidia") return {};
-  return lib.parent_path().parent_path().parent_path();
 }
 
 }  // namespace
@@ -49,14 +44,16 @@ std::vector<fs::path> cuda_include_dirs(const fs::path& library) {
     lib_dirs.push_back(real.parent_path());
 
   for (const auto& dir : lib_dirs) {
-    if (const fs::path site = wheel_site(dir); !site.empty()) {
-      add_headers(dir.lexically_normal().parent_path() / "include");  // nvidia/cu13/include
+    if (const auto wheel = env::wheel_library_dir(dir)) {
+      const fs::path& site = wheel->site;
+      add_headers(wheel->part / "include");  // nvidia/cu13/include
       add_headers(site / "nvidia" / "cuda_runtime" / "include");
       if (present(site / "nvidia" / "cuda_cccl" / "include" / "nv" / "target"))  // cu12 CCCL
         add((site / "nvidia" / "cuda_cccl" / "include").lexically_normal());
       continue;
     }
-    // <root>/lib64 or <root>/targets/<triple>/lib: ../include; /usr/lib/<triple>: ../../include.
+    // <root>/lib64, <root>\bin or <root>/targets/<triple>/lib: ../include;
+    // /usr/lib/<triple> or <root>\bin\x64: ../../include.
     if (!add_headers(dir / ".." / "include")) add_headers(dir / ".." / ".." / "include");
   }
   return dirs;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <boost/dll/shared_library.hpp>
+#include <cctype>
 #include <chrono>
 #include <mutex>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "sys/file_status.hpp"
 #include "sys/library_loading.hpp"
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/pattern.hpp"
 
 namespace archfit::jit {
@@ -157,14 +159,38 @@ void Nvrtc::Impl::resolve_api() {
   }
 }
 
+namespace {
+
+// How NVRTC's library files are named on this OS, for messages.
+const char* nvrtc_file_names() {
+  return sys::is_library_name_of_this_os("nvrtc64_130_0.dll") ? "nvrtc64_*.dll" : "libnvrtc.so*";
+}
+
+// The name NVRTC asks the loader for its builtins by:
+// libnvrtc-builtins.so.12.8 beside libnvrtc.so, nvrtc-builtins64_128.dll
+// beside nvrtc64_120_0.dll.
+std::string builtins_name(const fs::path& nvrtc, const NvrtcVersion& version) {
+  std::string extension = sys::utf8_of(nvrtc.extension());
+  for (char& c : extension) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (extension == ".dll")
+    return "nvrtc-builtins64_" + std::to_string(version.major) + std::to_string(version.minor) +
+           ".dll";
+  return "libnvrtc-builtins.so." + version.to_string();
+}
+
+}  // namespace
+
 void Nvrtc::Impl::load_builtins() {
-  // NVRTC dlopens libnvrtc-builtins.so.<major>.<minor> by that name on its
-  // first compile. 12.x finds it beside itself (RUNPATH $ORIGIN); 13.0 has no
+  // NVRTC loads its builtins library by name alone on its first compile.
+  // On Linux 12.x finds it beside itself (RUNPATH $ORIGIN); 13.0 has no
   // RUNPATH and takes whatever the loader finds — another toolkit's, or none
-  // for a wheel. Loaded here first by path, the copy beside it is the one
-  // that name then resolves to.
+  // for a wheel. On Windows LoadLibrary searches the program's folder,
+  // System32 and PATH, not NVRTC's folder: a wheel's or torch's NVRTC fails
+  // every compile with NVRTC_ERROR_BUILTIN_OPERATION_FAILURE. Loaded here
+  // first by path, the copy beside it is the one that name then resolves to
+  // (both loaders reuse a library already loaded under that name).
   std::error_code error;
-  const std::string soname = "libnvrtc-builtins.so." + info.version.to_string();
+  const std::string soname = builtins_name(info.path, info.version);
   std::vector<fs::path> dirs{fs::absolute(info.path, error).parent_path(),
                              library.location().parent_path()};
   if (auto real = fs::canonical(info.path, error); !error) dirs.push_back(real.parent_path());
@@ -213,7 +239,7 @@ Nvrtc Nvrtc::load(const NvrtcCandidate& candidate) {
   // can write to, or in another user's (issue 24): judged like a plugin's,
   // along its whole real path. A site-packages wheel is the environment's own.
   if (candidate.origin == "ARCHFIT_NVRTC" || candidate.origin == "CUDA_HOME" ||
-      candidate.origin == "LD_LIBRARY_PATH") {
+      candidate.origin == "CUDA_PATH" || candidate.origin == sys::kLibraryPathVariable) {
     if (auto untrusted = sys::untrusted_path_chain(path, "libraries"); !untrusted.empty())
       throw NvrtcError(path.string() + " (from " + candidate.origin +
                        ") is not loaded: " + untrusted + ".");
@@ -263,17 +289,18 @@ Nvrtc Nvrtc::discover(const NvrtcSearch& search) {
     }
   }
   std::ostringstream message;
-  message << "No usable NVRTC (libnvrtc.so) was found. Searched: ARCHFIT_NVRTC ("
-          << (search.archfit_nvrtc.empty() ? "unset" : search.archfit_nvrtc.string())
+  message << "No usable NVRTC (" << nvrtc_file_names() << ") was found. Searched: ARCHFIT_NVRTC ("
+          << (search.archfit_nvrtc.empty() ? "unset" : sys::utf8_of(search.archfit_nvrtc))
           << "), CUDA_HOME/CUDA_PATH ("
-          << (search.cuda_home.empty() ? "unset" : search.cuda_home.string())
-          << "), LD_LIBRARY_PATH, the loader path, " << search.site_packages.size()
-          << " site-packages (nvidia/*/lib)";
-  if (!search.default_toolkit.empty()) message << ", " << search.default_toolkit.string();
+          << (search.cuda_home.empty() ? "unset" : sys::utf8_of(search.cuda_home)) << "), "
+          << sys::kLibraryPathVariable << ", the loader path, " << search.site_packages.size()
+          << " site-packages (nvidia/*/lib, nvidia/*/bin, torch/lib)";
+  if (!search.default_toolkit.empty()) message << ", " << sys::utf8_of(search.default_toolkit);
   message << ".";
   for (const auto& skip : skipped) message << "\n  " << skip.reason;
   message << "\nInstall one (pip install nvidia-cuda-nvrtc for CUDA 13, nvidia-cuda-nvrtc-cu12 "
-             "for CUDA 12, or a CUDA toolkit) or set ARCHFIT_NVRTC to a libnvrtc.so.";
+             "for CUDA 12, or a CUDA toolkit) or set ARCHFIT_NVRTC to "
+          << nvrtc_file_names() << ".";
   throw NvrtcError(message.str());
 }
 
@@ -411,7 +438,10 @@ CompileResult Nvrtc::compile(const CompileRequest& request) const {
     std::vector<std::string> options{"--gpu-architecture=" + request.target};
     options.insert(options.end(), request.options.begin(), request.options.end());
     if (seed) options.emplace_back(kRandomSeedOption);
-    for (const auto& dir : impl.info.include_dirs) options.push_back("-I" + dir.string());
+    // A narrow path NVRTC can open: the short form of a folder named
+    // outside ASCII on Windows.
+    for (const auto& dir : impl.info.include_dirs)
+      options.push_back("-I" + sys::path_for_narrow_libraries(dir));
     return options;
   };
 

@@ -16,8 +16,10 @@
 #include "binary/scan_error.hpp"
 #include "env/cuda_libraries.hpp"
 #include "sys/file_status.hpp"
+#include "sys/library_loading.hpp"
 #include "sys/mapped_file.hpp"
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::jit {
 
@@ -53,12 +55,16 @@ std::vector<uint64_t> version_parts(const std::string& version) {
   return parts;
 }
 
-// The libnvrtc copies of one kind of place, in env/cuda_libraries' order.
+// The NVRTC copies of one kind of place, in env/cuda_libraries' order, that
+// this OS can load: a Linux process lists a Windows folder's nvrtc64_*.dll
+// (a Windows environment read from WSL) but cannot load it.
 std::vector<NvrtcCandidate> listed(const env::CudaLibrarySearch& search,
                                    const std::string& origin) {
   std::vector<NvrtcCandidate> out;
   for (auto& library : env::find_cuda_libraries(search)) {
-    if (library.name != "nvrtc") continue;
+    if (library.name != "nvrtc" ||
+        !sys::is_library_name_of_this_os(sys::utf8_of(library.path.filename())))
+      continue;
     out.push_back({std::move(library.path), std::move(library.version),
                    std::move(library.version_source),
                    origin.empty() ? std::move(library.origin) : origin});
@@ -92,7 +98,7 @@ std::vector<NvrtcCandidate> from_archfit_nvrtc(const fs::path& path) {
       }
     }
   }
-  // Not named libnvrtc.so*, or missing: loading it says what is wrong.
+  // Not named libnvrtc.so* (nvrtc64_*.dll), or missing: loading it says what is wrong.
   return {{path, "", "", "ARCHFIT_NVRTC"}};
 }
 
@@ -117,6 +123,7 @@ std::vector<env::CudaLibrarySearch> searches(const NvrtcSearch& search) {
   if (!search.cuda_home.empty()) {
     auto cuda_home = nothing();
     cuda_home.cuda_home = search.cuda_home;
+    cuda_home.cuda_home_variable = search.cuda_home_variable;
     out.push_back(std::move(cuda_home));
   }
   auto loader = nothing();
@@ -189,6 +196,7 @@ NvrtcSearch nvrtc_search_over(const fs::path& archfit_nvrtc, const env::CudaLibr
   NvrtcSearch search;
   search.archfit_nvrtc = archfit_nvrtc;
   search.cuda_home = loader.cuda_home;
+  search.cuda_home_variable = loader.cuda_home_variable;
   search.ld_library_path = loader.ld_library_path;
   search.loader_dirs = loader.loader_dirs;
   search.site_packages = loader.site_packages;

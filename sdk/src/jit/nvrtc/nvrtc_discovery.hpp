@@ -8,19 +8,23 @@
 #include <vector>
 
 #include "env/cuda_libraries.hpp"
+#include "sys/library_loading.hpp"
 
 namespace archfit::jit {
 
 // The places searched, in this order. Each field is one kind of place;
-// empty ones are not searched.
+// empty ones are not searched. Windows spellings in brackets.
 struct NvrtcSearch {
-  std::filesystem::path archfit_nvrtc;  // ARCHFIT_NVRTC: a libnvrtc file or a directory
-  std::filesystem::path cuda_home;      // CUDA_HOME, else CUDA_PATH: its lib64 and lib
-  std::vector<std::filesystem::path> ld_library_path;  // LD_LIBRARY_PATH, in its order
+  std::filesystem::path archfit_nvrtc;  // ARCHFIT_NVRTC: an NVRTC library file or a directory
+  // CUDA_HOME, else CUDA_PATH: its lib64 and lib [bin, bin\x64]
+  std::filesystem::path cuda_home;
+  std::string cuda_home_variable = "CUDA_HOME";        // or "CUDA_PATH": the origin it gives
+  std::vector<std::filesystem::path> ld_library_path;  // LD_LIBRARY_PATH [PATH], in its order
   std::vector<std::filesystem::path> loader_dirs;      // /etc/ld.so.conf.d, then the defaults
   // site-packages: nvidia/cu13/lib, nvidia/cuda_nvrtc/lib (any nvidia/*/lib)
+  // [nvidia\cuda_nvrtc\bin, nvidia\cu13\bin\x86_64], torch/lib [torch\lib]
   std::vector<std::filesystem::path> site_packages;
-  std::filesystem::path default_toolkit = "/usr/local/cuda";  // its lib64
+  std::filesystem::path default_toolkit = sys::kDefaultCudaToolkit;  // /usr/local/cuda [none]
 };
 
 // The search for `archfit_nvrtc` (ARCHFIT_NVRTC as the one reader of the
@@ -37,7 +41,8 @@ struct NvrtcCandidate {
   // ("13", "12.8.93"); "" when nothing tells.
   std::string version;
   std::string version_source;  // "dist-info", "version.json", "library", "file name", ""
-  std::string origin;          // "ARCHFIT_NVRTC", "CUDA_HOME", "LD_LIBRARY_PATH", "loader path",
+  std::string origin;          // "ARCHFIT_NVRTC", "CUDA_HOME" (or "CUDA_PATH"), "LD_LIBRARY_PATH"
+                               // (or "PATH"), "loader path", "wheel torch",
                                // "wheel nvidia/cu13", "/usr/local/cuda"
 };
 
@@ -45,7 +50,7 @@ struct NvrtcCandidate {
 // order, and ARCHFIT_NVRTC itself: what a record of a discovery depends on.
 std::vector<std::filesystem::path> nvrtc_search_directories(const NvrtcSearch& search);
 
-// Every libnvrtc.so* real file once (a symlink or a second spelling of a
+// Every libnvrtc.so* [nvrtc64_*.dll] real file once (a symlink or a second spelling of a
 // directory already seen adds nothing), best first: the newest version, and
 // of equal versions the first in search order. A copy whose version has
 // fewer than three parts (a file name's "13") takes read_nvrtc_release's,

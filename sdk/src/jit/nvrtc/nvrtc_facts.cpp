@@ -4,6 +4,8 @@
 
 #include "jit/cache/cache_key.hpp"
 #include "sys/file_status.hpp"
+#include "sys/library_loading.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::jit {
 
@@ -93,13 +95,13 @@ std::string LazyNvrtc::record_key() const {
   const auto add = [&](std::string_view label, const std::string& value) {
     depends.append(label).append("=").append(value).append("\n");
   };
-  add("ARCHFIT_NVRTC", search_.archfit_nvrtc.string());
-  add("CUDA_HOME", search_.cuda_home.string());
-  for (const auto& dir : search_.ld_library_path) add("LD_LIBRARY_PATH", dir.string());
-  for (const auto& dir : search_.loader_dirs) add("loader", dir.string());
-  for (const auto& dir : search_.site_packages) add("site-packages", dir.string());
-  add("default toolkit", search_.default_toolkit.string());
-  for (const auto& dir : nvrtc_search_directories(search_)) add(dir.string(), identity(dir));
+  add("ARCHFIT_NVRTC", sys::utf8_of(search_.archfit_nvrtc));
+  add("CUDA_HOME", sys::utf8_of(search_.cuda_home));
+  for (const auto& dir : search_.ld_library_path) add(sys::kLibraryPathVariable, sys::utf8_of(dir));
+  for (const auto& dir : search_.loader_dirs) add("loader", sys::utf8_of(dir));
+  for (const auto& dir : search_.site_packages) add("site-packages", sys::utf8_of(dir));
+  add("default toolkit", sys::utf8_of(search_.default_toolkit));
+  for (const auto& dir : nvrtc_search_directories(search_)) add(sys::utf8_of(dir), identity(dir));
   return store::record_key("nvrtc discovery", depends);
 }
 

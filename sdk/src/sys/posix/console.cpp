@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace archfit::sys {
 
 bool is_terminal(Stream stream) {
@@ -16,6 +18,13 @@ void prepare_console() {}
 
 std::vector<std::string> command_line_utf8(int argc, char** argv) {
   return std::vector<std::string>(argv, argv + argc);
+}
+
+void binary_stdout() {}
+
+std::string environment_variable(const char* name) {
+  const char* value = std::getenv(name);
+  return value ? value : "";
 }
 
 }  // namespace archfit::sys

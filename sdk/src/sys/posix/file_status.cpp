@@ -43,4 +43,6 @@ std::string real_path(const std::string& path) {
   return real ? std::string(real.get()) : std::string();
 }
 
+std::string path_for_narrow_libraries(const std::filesystem::path& path) { return path.string(); }
+
 }  // namespace archfit::sys

@@ -3,6 +3,13 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "sys/trust.hpp"
+#include "sys/user_folders.hpp"
+
 namespace archfit::sys {
 
 namespace fs = std::filesystem;
@@ -31,6 +38,39 @@ std::string load_failure_message(const fs::path& library, const std::string& fal
   }
   const char* message = ::dlerror();
   return message ? message : fallback;
+}
+
+LoaderSearch loader_search() {
+  LoaderSearch search;
+  // As the loader does, a setuid process ignores LD_LIBRARY_PATH.
+  if (const char* list = trusted_path_variable(kLibraryPathVariable)) {
+    std::stringstream items(list);
+    for (std::string item; std::getline(items, item, kPathListSeparator);) {
+      if (!item.empty()) search.variable_dirs.emplace_back(item);
+    }
+  }
+  std::error_code error;
+  std::vector<fs::path> confs;
+  for (fs::directory_iterator it("/etc/ld.so.conf.d", error), end; !error && it != end;
+       it.increment(error)) {
+    if (it->path().extension() == ".conf") confs.push_back(it->path());
+  }
+  std::sort(confs.begin(), confs.end());  // as ldconfig reads them
+  for (const auto& conf_file : confs) {
+    std::ifstream conf(conf_file);
+    for (std::string line; std::getline(conf, line);) {
+      if (line.starts_with("/")) search.system_dirs.emplace_back(line);
+    }
+  }
+  for (const char* dir : {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+                          "/usr/lib64", "/lib", "/usr/lib"}) {
+    search.system_dirs.emplace_back(dir);
+  }
+  return search;
+}
+
+bool is_library_name_of_this_os(std::string_view filename) {
+  return filename.ends_with(".so") || filename.find(".so.") != std::string_view::npos;
 }
 
 }  // namespace archfit::sys

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <string_view>
 #include <system_error>
 
 extern char** environ;
@@ -47,9 +49,23 @@ ProgramResult run_program(const std::filesystem::path& program,
   posix_spawnattr_setpgroup(&attributes, 0);
   posix_spawnattr_setsigmask(&attributes, &no_signals);
   posix_spawnattr_setsigdefault(&attributes, &every_signal);
+  // This process's environment, with the options' variables set over it.
+  std::vector<std::string> environment_storage;
+  for (char** entry = environ; *entry != nullptr; ++entry) {
+    const std::string_view text = *entry;
+    const std::string_view name = text.substr(0, text.find('='));
+    const bool replaced = std::any_of(options.environment.begin(), options.environment.end(),
+                                      [&](const auto& set) { return set.first == name; });
+    if (!replaced) environment_storage.emplace_back(text);
+  }
+  for (const auto& [name, value] : options.environment)
+    environment_storage.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& entry : environment_storage) envp.push_back(entry.data());
+  envp.push_back(nullptr);
   pid_t pid = 0;
   const int spawned =
-      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), environ);
+      ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
   ::close(pipe_fds[1]);

@@ -1,5 +1,11 @@
 #include "sys/console.hpp"
 
+#include <fcntl.h>
+#include <io.h>
+
+#include <cstdio>
+#include <cstdlib>
+
 #include "sys/windows/wide.hpp"
 
 // After <windows.h> (wide.hpp), which it needs before it.
@@ -48,6 +54,13 @@ std::vector<std::string> command_line_utf8(int argc, char** argv) {
   for (int i = 0; i < count; ++i) out.push_back(to_utf8(words[i]));
   ::LocalFree(words);
   return out;
+}
+
+void binary_stdout() { ::_setmode(::_fileno(stdout), _O_BINARY); }
+
+std::string environment_variable(const char* name) {
+  const wchar_t* value = ::_wgetenv(to_wide(name).c_str());
+  return value ? to_utf8(value) : "";
 }
 
 }  // namespace archfit::sys

@@ -1,5 +1,7 @@
 #include "sys/file_status.hpp"
 
+#include <algorithm>
+
 #include "sys/utf8_path.hpp"
 #include "sys/windows/file_identity.hpp"
 #include "sys/windows/wide.hpp"
@@ -39,6 +41,24 @@ std::string real_path(const std::string& path) {
                             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, nullptr,
                             OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, nullptr));
   return file.valid() ? final_path(file.get()) : std::string();
+}
+
+std::string path_for_narrow_libraries(const std::filesystem::path& path) {
+  const std::wstring& wide = path.native();
+  const auto ascii = [](const std::wstring& text) {
+    return std::all_of(text.begin(), text.end(), [](wchar_t c) { return c < 0x80; });
+  };
+  if (ascii(wide)) return utf8_of(path);
+  const std::wstring os = os_path(path);
+  const DWORD size = ::GetShortPathNameW(os.c_str(), nullptr, 0);
+  if (size != 0) {
+    std::wstring short_form(size, L'\0');
+    const DWORD written = ::GetShortPathNameW(os.c_str(), short_form.data(), size);
+    short_form.resize(written);
+    const std::string text = path_from_os(short_form);
+    if (written != 0 && written < size && ascii(to_wide(text))) return text;
+  }
+  return utf8_of(path);
 }
 
 }  // namespace archfit::sys

@@ -1,5 +1,8 @@
 #include "sys/run_program.hpp"
 
+#include <algorithm>
+#include <cwchar>
+#include <string_view>
 #include <system_error>
 #include <thread>
 
@@ -93,14 +96,42 @@ ProgramResult run_program(const std::filesystem::path& program,
   Handle job(::CreateJobObjectW(nullptr, nullptr));
   JOBOBJECT_EXTENDED_LIMIT_INFORMATION limits{};
   limits.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+  if (options.max_memory != 0) {
+    limits.BasicLimitInformation.LimitFlags |= JOB_OBJECT_LIMIT_PROCESS_MEMORY;
+    limits.ProcessMemoryLimit = options.max_memory;
+  }
   if (job.valid())
     ::SetInformationJobObject(job.get(), JobObjectExtendedLimitInformation, &limits, sizeof limits);
+
+  // This process's environment with the options' variables set over it, as
+  // the block CreateProcessW takes: NAME=VALUE\0 … \0.
+  std::wstring environment_block;
+  if (!options.environment.empty()) {
+    if (wchar_t* own = ::GetEnvironmentStringsW()) {
+      for (const wchar_t* entry = own; *entry != L'\0'; entry += std::wcslen(entry) + 1) {
+        const std::wstring_view text = entry;
+        // "=C:=C:\\…" entries (a drive's current folder) start with '='.
+        const std::wstring_view name = text.substr(0, text.find(L'=', 1));
+        const bool replaced = std::any_of(
+            options.environment.begin(), options.environment.end(), [&](const auto& set) {
+              return ::_wcsicmp(to_wide(set.first).c_str(), std::wstring(name).c_str()) == 0;
+            });
+        if (!replaced) environment_block.append(text).push_back(L'\0');
+      }
+      ::FreeEnvironmentStringsW(own);
+    }
+    for (const auto& [name, value] : options.environment)
+      environment_block.append(to_wide(name + "=" + value)).push_back(L'\0');
+    environment_block.push_back(L'\0');
+  }
 
   PROCESS_INFORMATION process{};
   const BOOL started =
       ::CreateProcessW(os_path(program).c_str(), command_line.data(), nullptr, nullptr, TRUE,
-                       CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT, nullptr,
-                       nullptr, &startup.StartupInfo, &process);
+                       CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT |
+                           CREATE_UNICODE_ENVIRONMENT,
+                       environment_block.empty() ? nullptr : environment_block.data(), nullptr,
+                       &startup.StartupInfo, &process);
   ::DeleteProcThreadAttributeList(list);
   if (!started) fail(("cannot run " + utf8_of(program)).c_str());
   Handle process_handle(process.hProcess), thread_handle(process.hThread);
