@@ -299,7 +299,13 @@ fuzz: sanitizer-deps
 test-asan: sanitizer-deps
 	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan >/dev/null
 	cmake --build build-asan -j $(JOBS)
-	cd build-asan && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	@# intercept_tls_get_addr=0: LeakSanitizer's record of dynamic TLS goes
+	@# stale under Debian 12's glibc once NVRTC's TLS is set up, and its exit
+	@# scan then reads a bogus range ("DTLS 5 at 0x000000000f3f-0x002000002041",
+	@# "Tracer caught signal 11") in a process whose memory happens to lie so
+	@# (NvrtcCompile.OutputIsReproducibleAcrossProcesses, from its own folder).
+	@# Heap, stacks and static TLS are still scanned.
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1:intercept_tls_get_addr=0 UBSAN_OPTIONS=print_stacktrace=1 \
 	  ARCHFIT_CACHE_STRESS_SECONDS=$(CI_CACHE_STRESS_SECONDS) \
 	  ctest --output-on-failure -j $(JOBS) -LE 'python|slow'
 
