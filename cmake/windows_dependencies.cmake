@@ -42,3 +42,9 @@ find_path(ARCHFIT_CUDA_INCLUDE_DIR cuda.h HINTS "$ENV{CUDA_HOME}" "$ENV{CUDA_PAT
   PATH_SUFFIXES include NO_DEFAULT_PATH NO_CMAKE_FIND_ROOT_PATH)
 find_package(ArchfitCudaHeaders REQUIRED)
 set(ARCHFIT_TORCH_FOUND FALSE)
+# GoogleTest for the Windows test tier (tests/windows), where build_deps.sh
+# built it.
+if(EXISTS "${_deps}/lib/libgtest.a")
+  archfit_windows_library(GTest::gtest libgtest.a)
+  archfit_windows_library(GTest::gtest_main libgtest_main.a libgtest.a)
+endif()

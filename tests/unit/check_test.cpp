@@ -222,9 +222,10 @@ TEST_F(CheckTest, EveryGpuIsJudgedAndTheVerdictIsTheWorstOfThem) {
 
 TEST_F(CheckTest, EveryRealGpuTheDriverReportsIsJudged) {
   const archfit::testing::SavedEnv saved{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_INIT"};
-  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
-           "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984", 1);
-  ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
+  archfit::testing::set_env(
+      "ARCHFIT_FAKE_CUDA_DEVICES",
+      "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984");
+  archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
   resources_.libcuda = ARCHFIT_FAKE_CUDA;
   const auto report = run_check(options_, resources_);
   ASSERT_EQ(report.devices.size(), 2u);
@@ -252,11 +253,12 @@ class CheckConfirmTest : public CheckTest {
   void SetUp() override {
     CheckTest::SetUp();
     if (IsSkipped()) return;
-    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
-             "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984", 1);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
+    archfit::testing::set_env(
+        "ARCHFIT_FAKE_CUDA_DEVICES",
+        "NVIDIA GeForce RTX 4090,8.9,25757220864;NVIDIA H100 80GB HBM3,9.0,85520809984");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
     resources_.libcuda = ARCHFIT_FAKE_CUDA;
     options_.confirm = true;
   }
@@ -290,14 +292,14 @@ TEST_F(CheckConfirmTest, TheDriverAgreesWithEveryVerdictOnEveryGpu) {
 }
 
 TEST_F(CheckConfirmTest, ADriverThatRefusesWhatArchfitSaysRunsIsReportedAsADisagreement) {
-  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);  // refuses everything
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209");  // refuses everything
   const auto report = run_check(options_, resources_);
   ASSERT_TRUE(report.confirm);
   EXPECT_EQ(report.confirm->disagreed, 2u);  // torch on the 4090, fastops on the H100
   std::string findings;
   for (const auto& f : report.findings) findings += f + "\n";
   EXPECT_NE(findings.find("The driver disagrees about " +
-                          (site_ / "torch/lib/libtorch_cuda.so").string() +
+                          (site_ / "torch/lib/libtorch_cuda.so").make_preferred().string() +
                           " on NVIDIA GeForce RTX 4090: archfit judged native, but the driver "
                           "answered CUDA_ERROR_NO_BINARY_FOR_GPU (209)."),
             std::string::npos)
@@ -323,7 +325,7 @@ TEST_F(CheckConfirmTest, SimulatedGpusAreNotConfirmedAndTheReportSaysSo) {
 TEST_F(CheckConfirmTest, ADriverWithoutAReadableNumberIsBoundedByItsCudaRelease) {
   ASSERT_FALSE(fs::exists("/proc/driver/nvidia/version")) << "this machine has a real driver";
   options_.confirm = false;
-  ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12080", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "12080");
   const auto report = run_check(options_, resources_);
   EXPECT_EQ(report.driver.cuda_version, "12.8");
   EXPECT_EQ(report.driver.version, "570.26");
@@ -337,7 +339,7 @@ TEST_F(CheckConfirmTest, ADriverWithoutAReadableNumberIsBoundedByItsCudaRelease)
 
 TEST_F(CheckConfirmTest, WithoutConfirmTheDriverIsNeverAskedToLoadAnything) {
   options_.confirm = false;
-  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209");
   const auto report = run_check(options_, resources_);
   EXPECT_FALSE(report.confirm);
   for (const auto& c : report.components)

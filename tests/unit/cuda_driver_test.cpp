@@ -1,4 +1,6 @@
 #include "env/cuda_driver.hpp"
+#include "native_path.hpp"
+#include "saved_env.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -25,15 +27,15 @@ class DriverProbeTest : public ::testing::Test {
                             "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n";
     options_.library = ARCHFIT_FAKE_CUDA;
     options_.proc_version = proc_;
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12080", 1);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_DEVICES");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "12080");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_DEVICES");
   }
   void TearDown() override {
     fs::remove(proc_);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_VERSION");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_DEVICES");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_VERSION");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_DEVICES");
   }
   fs::path proc_;
   DriverProbeOptions options_;
@@ -48,8 +50,9 @@ std::string all_findings(const archfit::env::DriverProbe& probe) {
 }  // namespace
 
 TEST_F(DriverProbeTest, ReportsEachDeviceAndTheDriverVersions) {
-  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
-           "NVIDIA GeForce RTX 5090,12.0,34190917632;NVIDIA H100 80GB HBM3,9.0,85045411840", 1);
+  archfit::testing::set_env(
+      "ARCHFIT_FAKE_CUDA_DEVICES",
+      "NVIDIA GeForce RTX 5090,12.0,34190917632;NVIDIA H100 80GB HBM3,9.0,85045411840");
   const auto probe = probe_driver(options_);
   ASSERT_EQ(probe.devices.size(), 2u) << all_findings(probe);
   EXPECT_TRUE(probe.findings.empty()) << all_findings(probe);
@@ -76,12 +79,13 @@ TEST_F(DriverProbeTest, NoDriverLibraryIsAFindingNotACrash) {
   EXPECT_FALSE(probe.library);
   ASSERT_EQ(probe.findings.size(), 1u);
   EXPECT_NE(probe.findings[0].find("No NVIDIA driver"), std::string::npos) << probe.findings[0];
-  EXPECT_NE(probe.findings[0].find("no-such-dir/libcuda.so.1"), std::string::npos)
+  EXPECT_NE(probe.findings[0].find(archfit::testing::native_path("no-such-dir/libcuda.so.1")),
+            std::string::npos)
       << probe.findings[0];
 }
 
 TEST_F(DriverProbeTest, CuInitWithoutADeviceSaysSoPlainly) {
-  ::setenv("ARCHFIT_FAKE_CUDA_INIT", "100", 1);  // CUDA_ERROR_NO_DEVICE
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_INIT", "100");  // CUDA_ERROR_NO_DEVICE
   const auto probe = probe_driver(options_);
   EXPECT_FALSE(probe.usable());
   ASSERT_EQ(probe.findings.size(), 1u);
@@ -90,7 +94,7 @@ TEST_F(DriverProbeTest, CuInitWithoutADeviceSaysSoPlainly) {
 }
 
 TEST_F(DriverProbeTest, DriverAndKernelModuleMismatchNamesTheRemedy) {
-  ::setenv("ARCHFIT_FAKE_CUDA_INIT", "803", 1);  // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_INIT", "803");  // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH
   const auto probe = probe_driver(options_);
   ASSERT_EQ(probe.findings.size(), 1u);
   EXPECT_NE(probe.findings[0].find("cuInit failed"), std::string::npos) << probe.findings[0];

@@ -1,4 +1,5 @@
 #include "env/cuda_libraries.hpp"
+#include "saved_env.hpp"
 
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -313,14 +314,14 @@ TEST(CudaLibraries, ACopyFoundThroughCudaPathSaysCudaPath) {
   const std::string saved_home = home ? home : "";
   const char* path = std::getenv("CUDA_PATH");
   const std::string saved_path = path ? path : "";
-  ::unsetenv("CUDA_HOME");
-  ::setenv("CUDA_PATH", (tree.root / "v12.8").c_str(), 1);
+  archfit::testing::unset_env("CUDA_HOME");
+  archfit::testing::set_env("CUDA_PATH", (tree.root / "v12.8").c_str());
   auto search = archfit::env::default_cuda_library_search({});
-  if (home) ::setenv("CUDA_HOME", saved_home.c_str(), 1);
+  if (home) archfit::testing::set_env("CUDA_HOME", saved_home.c_str());
   if (path)
-    ::setenv("CUDA_PATH", saved_path.c_str(), 1);
+    archfit::testing::set_env("CUDA_PATH", saved_path.c_str());
   else
-    ::unsetenv("CUDA_PATH");
+    archfit::testing::unset_env("CUDA_PATH");
   EXPECT_EQ(search.cuda_home, tree.root / "v12.8");
   EXPECT_EQ(search.cuda_home_variable, "CUDA_PATH");
   search.default_toolkit.clear();

@@ -2,6 +2,7 @@
 // 33): POSIX sh for a Linux venv, cmd and PowerShell for a Windows tree,
 // paths with spaces, quotes and non-ASCII letters kept whole.
 #include "check/environment_commands.hpp"
+#include "sys/utf8_path.hpp"
 
 #include <gtest/gtest.h>
 
@@ -28,7 +29,8 @@ TEST(EnvironmentCommands, ALinuxVenvsPipIsItsInterpreterInDoubleQuotes) {
 }
 
 TEST(EnvironmentCommands, PosixQuotingKeepsSpacesDollarsAndNonAsciiWhole) {
-  const CommandTarget odd{"/home/zoë/My Comfy/$venv/bin/python", false};
+  // A path from UTF-8 text, as archfit makes every path that arrives as text.
+  const CommandTarget odd{archfit::sys::path_of_utf8("/home/zoë/My Comfy/$venv/bin/python"), false};
   EXPECT_EQ(command_for("pip install -U \"bitsandbytes>=0.45.3\"", odd, Shell::posix),
             "'/home/zoë/My Comfy/$venv/bin/python' -m pip install -U \"bitsandbytes>=0.45.3\"");
   EXPECT_EQ(command_for("cd \"/srv/custom nodes/pack\" && TORCH_CUDA_ARCH_LIST=\"8.9;12.0\" pip "

@@ -127,22 +127,30 @@ TEST(NodeLabels, TheFileHasOneFeaturePerLineItsExpiryAndCommentsThatStayComments
 }
 
 TEST_F(FleetConfigTest, EnvironmentsAreReadWithPathsFromTheFilesFolder) {
-  const auto config = read_fleet_config(
-      write("schema: archfit.fleet/1\n"
-            "environments:\n"
-            "  - name: comfyui-cu124\n"
-            "    venv: envs/comfyui\n"
-            "  - name: flux\n"
-            "    site_packages: [/images/flux/site-packages, more/site-packages]\n"
-            "    wheels: /wheels/torch.whl\n"));
+  // Absolute paths as this platform writes them ("C:\\images\\…" on Windows,
+  // where "/images/…" would be relative to the drive).
+  const fs::path root = dir_.root_path();
+  const std::string site = (root / "images" / "flux" / "site-packages").string();
+  const std::string wheel = (root / "wheels" / "torch.whl").string();
+  const auto config =
+      read_fleet_config(write("schema: archfit.fleet/1\n"
+                              "environments:\n"
+                              "  - name: comfyui-cu124\n"
+                              "    venv: envs/comfyui\n"
+                              "  - name: flux\n"
+                              "    site_packages: [" +
+                              site +
+                              ", more/site-packages]\n"
+                              "    wheels: " +
+                              wheel + "\n"));
   ASSERT_EQ(config.environments.size(), 2u);
   EXPECT_EQ(config.environments[0].name, "comfyui-cu124");
   EXPECT_EQ(config.environments[0].venvs,
-            std::vector<std::string>{(dir_ / "envs/comfyui").string()});
-  EXPECT_EQ(config.environments[1].site_packages,
-            (std::vector<std::string>{"/images/flux/site-packages",
-                                      (dir_ / "more/site-packages").string()}));
-  EXPECT_EQ(config.environments[1].wheels, std::vector<std::string>{"/wheels/torch.whl"});
+            std::vector<std::string>{(dir_ / "envs/comfyui").lexically_normal().string()});
+  EXPECT_EQ(
+      config.environments[1].site_packages,
+      (std::vector<std::string>{site, (dir_ / "more/site-packages").lexically_normal().string()}));
+  EXPECT_EQ(config.environments[1].wheels, std::vector<std::string>{wheel});
 }
 
 TEST_F(FleetConfigTest, WhatCannotBeUsedIsRefusedNamingTheLineAndField) {

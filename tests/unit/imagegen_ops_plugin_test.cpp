@@ -72,9 +72,10 @@ TEST(ImagegenOpsPlugin, AnAdaGpuRunsThePrebuiltImageABlackwellOneGetsNvrtc) {
   if (module.prebuilt.empty()) GTEST_SKIP() << "built without nvcc: source only";
   archfit::testing::SavedEnv saved{"ARCHFIT_FAKE_CUDA_DEVICES", "ARCHFIT_FAKE_CUDA_VERSION",
                                    "ARCHFIT_NVRTC", "ARCHFIT_FAKE_CUDA_MODULE_LOAD"};
-  ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
-  ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
-  ::setenv("ARCHFIT_NVRTC", (fs::path(ARCHFIT_CUDA_LIB_DIR) / "libnvrtc.so").c_str(), 1);
+  archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
+  archfit::testing::set_env("ARCHFIT_NVRTC",
+                            (fs::path(ARCHFIT_CUDA_LIB_DIR) / "libnvrtc.so").c_str());
   const fs::path dir =
       fs::temp_directory_path() / ("archfit_imagegen_" + std::to_string(::getpid()));
   archfit::jit::JitSettings settings;
@@ -84,12 +85,12 @@ TEST(ImagegenOpsPlugin, AnAdaGpuRunsThePrebuiltImageABlackwellOneGetsNvrtc) {
   settings.cache->on_warning = [](const std::string&) {};
   const auto runtime = std::make_shared<archfit::jit::JitRuntime>(settings);
 
-  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1");
   const auto on_ada = archfit::jit::KernelModule(module, runtime).load(0)->report();
   EXPECT_EQ(on_ada.path, JitPath::prebuilt_sass) << on_ada.reason;
   EXPECT_EQ(on_ada.arch, "sm_89");
 
-  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1");
   const auto on_blackwell = archfit::jit::KernelModule(module, runtime).load(0)->report();
   EXPECT_EQ(on_blackwell.path, JitPath::nvrtc) << on_blackwell.reason;
   EXPECT_EQ(on_blackwell.arch, "sm_120");

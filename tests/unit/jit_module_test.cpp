@@ -39,13 +39,15 @@ class JitModule : public archfit::testing::FixtureTest {
     settings.cache->dir = dir_ / "cache";
     settings.cache->on_warning = [](const std::string&) {};
     runtime_ = std::make_shared<JitRuntime>(settings);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  void devices(const std::string& spec) { ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", spec.c_str(), 1); }
+  void devices(const std::string& spec) {
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES", spec.c_str());
+  }
 
   // The fake libcuda and a cache of the test's own, as a Session would hold.
   std::shared_ptr<JitRuntime> runtime() { return runtime_; }
@@ -146,7 +148,7 @@ TEST_F(JitModule, ADriverThatRefusesThePrebuiltImageFallsBackToNvrtc) {
   // CUDA 12.0 driver cannot JIT-compile that ISA: it refuses (222), and the
   // module is compiled from source instead.
   devices("NVIDIA H100,9.0,1");
-  ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12000", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "12000");
   KernelModule module(rmsnorm("compute_90.fatbin"), runtime());
   const auto loaded = module.load(0);
   EXPECT_EQ(loaded->report().path, JitPath::nvrtc);

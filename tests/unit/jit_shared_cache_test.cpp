@@ -42,16 +42,16 @@ class SharedKernelCache : public ::testing::Test {
     std::ostringstream text;
     text << in.rdbuf();
     source_ = text.str();
-    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
   }
   void TearDown() override { fs::remove_all(dir_); }
 
   // A node: the fake driver with one GPU of `cc`, a primary of its own and
   // the shared directory read-only.
   std::shared_ptr<JitRuntime> node(const std::string& name, const std::string& gpu) {
-    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", gpu.c_str(), 1);
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES", gpu.c_str());
     JitSettings settings;
     settings.libcuda = ARCHFIT_FAKE_CUDA;
     settings.cache.emplace();

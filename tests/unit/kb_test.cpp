@@ -9,6 +9,7 @@
 #include <set>
 
 #include "kb/knowledge_base.hpp"
+#include "saved_env.hpp"
 
 namespace fs = std::filesystem;
 using archfit::kb::ComputeCapability;
@@ -76,13 +77,13 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::string& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    ::setenv(name, value.c_str(), 1);
+    archfit::testing::set_env(name, value.c_str());
   }
   ~ScopedEnv() {
     if (old_) {
-      ::setenv(name_, old_->c_str(), 1);
+      archfit::testing::set_env(name_, old_->c_str());
     } else {
-      ::unsetenv(name_);
+      archfit::testing::unset_env(name_);
     }
   }
 

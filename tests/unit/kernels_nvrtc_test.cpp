@@ -77,10 +77,10 @@ class KernelNvrtc : public ::testing::Test {
     settings.cache->dir = dir_ / "cache";
     settings.cache->on_warning = [](const std::string&) {};
     runtime_ = std::make_shared<archfit::jit::JitRuntime>(settings);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
-    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1", 1);
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 5090,12.0,1");
   }
   void TearDown() override {
     runtime_.reset();

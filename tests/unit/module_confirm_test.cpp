@@ -58,15 +58,16 @@ class ModuleConfirmTest : public archfit::testing::FixtureTest {
   void SetUp() override {
     FixtureTest::SetUp();
     if (IsSkipped()) return;
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "13000", 1);
-    ::unsetenv("ARCHFIT_FAKE_CUDA_INIT");
-    ::unsetenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", "13000");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_INIT");
+    archfit::testing::unset_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD");
     use_device("8.9");
   }
 
   // One device of this capability ("12.0") as ordinal 0.
   static void use_device(const std::string& capability) {
-    ::setenv("ARCHFIT_FAKE_CUDA_DEVICES", ("Test GPU," + capability + ",1073741824").c_str(), 1);
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_DEVICES",
+                              ("Test GPU," + capability + ",1073741824").c_str());
   }
 
   // The container --confirm would hand over for a fixture.
@@ -168,7 +169,8 @@ TEST_F(ModuleConfirmTest, PtxJitsForEveryLaterCapabilityAndNoEarlierOne) {
 }
 
 TEST_F(ModuleConfirmTest, PtxOfAnIsaTooNewForTheDriverIsRefusedAs222) {
-  ::setenv("ARCHFIT_FAKE_CUDA_VERSION", "12080", 1);  // knows PTX ISA up to 8.7; nvcc 13 writes 9.0
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION",
+                            "12080");  // knows PTX ISA up to 8.7; nvcc 13 writes 9.0
   for (const char* fixture : {"compute_90.ptx", "compute_90.fatbin"}) {
     SCOPED_TRACE(fixture);
     const ModuleLoad load = load_on(request(fixture), "12.0");
@@ -210,13 +212,13 @@ TEST_F(ModuleConfirmTest, CompressedEntriesAreJudgedByTheirHeaders) {
 }
 
 TEST_F(ModuleConfirmTest, AForcedAnswerShowsADriverThatDisagrees) {
-  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "209");
   const ModuleLoad refused = load_on(request("sm_80.cubin"), "8.0");  // archfit: native
   EXPECT_TRUE(refused.asked);
   EXPECT_FALSE(refused.loaded);
   EXPECT_EQ(refused.result, kNoBinaryForGpu);
   EXPECT_EQ(refused.error_name, "CUDA_ERROR_NO_BINARY_FOR_GPU");
-  ::setenv("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "0", 1);
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_MODULE_LOAD", "0");
   EXPECT_TRUE(load_on(request("sm_80.cubin"), "9.0").loaded);  // archfit: no-image
 }
 
@@ -320,8 +322,9 @@ TEST_F(ModuleConfirmTest, PtxWithoutATerminatingNulIsStillReadWhole) {
 }
 
 TEST_F(ModuleConfirmTest, SaysWhichDriverAndDeviceItAsked) {
-  ::setenv("ARCHFIT_FAKE_CUDA_DEVICES",
-           "NVIDIA H100 80GB HBM3,9.0,85045411840;NVIDIA GeForce RTX 5090,12.0,34190917632", 1);
+  archfit::testing::set_env(
+      "ARCHFIT_FAKE_CUDA_DEVICES",
+      "NVIDIA H100 80GB HBM3,9.0,85045411840;NVIDIA GeForce RTX 5090,12.0,34190917632");
   ModuleConfirmOptions options;
   options.library = ARCHFIT_FAKE_CUDA;
   options.device = 1;
@@ -353,7 +356,7 @@ TEST_F(ModuleConfirmTest, ALibraryThatIsNotADriverIsAFinding) {
 }
 
 TEST_F(ModuleConfirmTest, CuInitFailingIsAFinding) {
-  ::setenv("ARCHFIT_FAKE_CUDA_INIT", "100", 1);  // CUDA_ERROR_NO_DEVICE
+  archfit::testing::set_env("ARCHFIT_FAKE_CUDA_INIT", "100");  // CUDA_ERROR_NO_DEVICE
   const std::string finding = sole_finding(confirm({request("sm_80.cubin")}));
   EXPECT_TRUE(contains(finding, "cuInit failed"));
   EXPECT_TRUE(contains(finding, "CUDA_ERROR_NO_DEVICE"));
@@ -388,7 +391,7 @@ TEST_F(ModuleConfirmTest, TheDriverAgreesWithTheJudgeOnEveryFixture) {
                            "10.0", "10.3", "11.0", "12.0", "12.1"};
   int compared = 0;
   for (const auto& driver : drivers) {
-    ::setenv("ARCHFIT_FAKE_CUDA_VERSION", driver.cuda, 1);
+    archfit::testing::set_env("ARCHFIT_FAKE_CUDA_VERSION", driver.cuda);
     for (const auto& fixture : fixtures) {
       const auto scan = scan_file(kFixtureDir / fixture);
       for (const char* device : devices) {

@@ -1,4 +1,5 @@
 #include "env/python_env.hpp"
+#include "native_path.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -76,9 +77,10 @@ TEST_F(SitePackagesTest, KeepsOnlyTheRecordedFilesThatMayHoldDeviceCode) {
   for (const auto& file : site.distributions[0].files)
     kept.push_back(fs::path(file).lexically_relative(root_).string());
   std::sort(kept.begin(), kept.end());
-  EXPECT_EQ(kept,
-            (std::vector<std::string>{"torch/lib/libnvrtc-builtins.so.12.8",
-                                      "torch/lib/libtorch_cuda.so", "torch/share/kernels.ptx"}));
+  EXPECT_EQ(kept, (std::vector<std::string>{
+                      archfit::testing::native_path("torch/lib/libnvrtc-builtins.so.12.8"),
+                      archfit::testing::native_path("torch/lib/libtorch_cuda.so"),
+                      archfit::testing::native_path("torch/share/kernels.ptx")}));
   EXPECT_EQ(site.owner_of(root_ / "torch" / "__init__.py"), nullptr);
   EXPECT_EQ(site.owner_of(root_ / "torch/share/kernels.ptx")->name, "torch");
 }
@@ -135,9 +137,15 @@ TEST_F(SitePackagesTest, BrokenDistInfoIsAProblemNamingTheFileAndTheRestIsStillR
   EXPECT_EQ(broken->version, "2.0");
   std::string all;
   for (const auto& problem : site.problems) all += problem.message + "\n";
-  EXPECT_NE(all.find("broken-2.0.dist-info/METADATA"), std::string::npos) << all;
-  EXPECT_NE(all.find("broken-2.0.dist-info/RECORD:2: no path"), std::string::npos) << all;
-  EXPECT_NE(all.find("unreadable-3.0.dist-info/RECORD"), std::string::npos) << all;
+  EXPECT_NE(all.find(archfit::testing::native_path("broken-2.0.dist-info/METADATA")),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find(archfit::testing::native_path("broken-2.0.dist-info/RECORD:2: no path")),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find(archfit::testing::native_path("unreadable-3.0.dist-info/RECORD")),
+            std::string::npos)
+      << all;
   EXPECT_NE(all.find("no Name or Version header"), std::string::npos) << all;
 }
 
@@ -153,7 +161,8 @@ TEST_F(SitePackagesTest, TorchVersionWithoutVersionIsAProblem) {
   const auto site = read_site_packages(root_);
   EXPECT_FALSE(site.torch);
   ASSERT_EQ(site.problems.size(), 1u);
-  EXPECT_NE(site.problems[0].message.find("torch/version.py has no __version__"),
+  EXPECT_NE(site.problems[0].message.find(
+                archfit::testing::native_path("torch/version.py has no __version__")),
             std::string::npos);
 }
 

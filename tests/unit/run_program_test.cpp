@@ -1,40 +1,77 @@
 // sys/run_program: a program's output, how it ended, and the variables set
 // for it over this process's environment (what `jit bundle` hands each
-// `archfit jit compile` it starts: the cache and NVRTC it was given).
+// `archfit jit compile` it starts: the cache and NVRTC it was given). The
+// same cases on Windows (cross-built, under Wine) through cmd.exe, in a job
+// object (sys/windows/run_program.cpp).
 #include "sys/run_program.hpp"
+#include "saved_env.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <system_error>
+#include <vector>
 
 using namespace archfit::sys;
+
+namespace {
+
+// A shell and what to ask of it for each case.
+struct Shell {
+  const char* program;
+  std::vector<std::string> print_and_exit_3;  // "out" to stdout, "err" to stderr
+  const char* printed;
+  std::vector<std::string> print_variables;  // KEPT|REPLACED, and on POSIX ADDED|count
+  const char* variables_printed;
+  std::vector<std::string> run_for_long;
+  const char* missing_program;
+};
+
+#ifdef _WIN32
+const Shell kShell{"C:\\windows\\system32\\cmd.exe",
+                   {"/c", "echo out& echo err>&2& exit 3"},
+                   "out\r\nerr\r\n",
+                   {"/c", "echo %ARCHFIT_RUN_PROGRAM_KEPT%^|%ARCHFIT_RUN_PROGRAM_REPLACED%"},
+                   "kept|new\r\n",
+                   {"/c", "for /L %i in (1,1,2000000000) do rem"},
+                   "C:\\no\\such\\program.exe"};
+#else
+const Shell kShell{
+    "/bin/sh",
+    {"-c", "echo out; echo err >&2; exit 3"},
+    "out\nerr\n",
+    {"-c",
+     "printf '%s|%s|%s|' \"$ARCHFIT_RUN_PROGRAM_KEPT\" \"$ARCHFIT_RUN_PROGRAM_REPLACED\" "
+     "\"$ARCHFIT_RUN_PROGRAM_ADDED\"; env | grep -c '^ARCHFIT_RUN_PROGRAM_REPLACED='"},
+    // Replaced, not given twice.
+    "kept|new|Modèles 模型|1\n",
+    {"-c", "sleep 30"},
+    "/no/such/program"};
+#endif
+
+}  // namespace
 
 TEST(RunProgram, CapturesOutputAndExitStatus) {
   ProgramOptions options;
   options.merge_stderr = true;
-  const auto result = run_program("/bin/sh", {"-c", "echo out; echo err >&2; exit 3"}, options);
+  const auto result = run_program(kShell.program, kShell.print_and_exit_3, options);
   EXPECT_TRUE(result.exited);
   EXPECT_EQ(result.exit_status, 3);
-  EXPECT_EQ(result.output, "out\nerr\n");
+  EXPECT_EQ(result.output, kShell.printed);
 }
 
 TEST(RunProgram, VariablesAreSetOverThisProcesssEnvironment) {
-  ::setenv("ARCHFIT_RUN_PROGRAM_KEPT", "kept", 1);
-  ::setenv("ARCHFIT_RUN_PROGRAM_REPLACED", "old", 1);
+  archfit::testing::set_env("ARCHFIT_RUN_PROGRAM_KEPT", "kept");
+  archfit::testing::set_env("ARCHFIT_RUN_PROGRAM_REPLACED", "old");
   ProgramOptions options;
   options.environment = {{"ARCHFIT_RUN_PROGRAM_REPLACED", "new"},
                          {"ARCHFIT_RUN_PROGRAM_ADDED", "Modèles 模型"}};
-  const auto result = run_program(
-      "/bin/sh",
-      {"-c",
-       "printf '%s|%s|%s|' \"$ARCHFIT_RUN_PROGRAM_KEPT\" \"$ARCHFIT_RUN_PROGRAM_REPLACED\" "
-       "\"$ARCHFIT_RUN_PROGRAM_ADDED\"; env | grep -c '^ARCHFIT_RUN_PROGRAM_REPLACED='"},
-      options);
-  ::unsetenv("ARCHFIT_RUN_PROGRAM_KEPT");
-  ::unsetenv("ARCHFIT_RUN_PROGRAM_REPLACED");
+  const auto result = run_program(kShell.program, kShell.print_variables, options);
+  archfit::testing::unset_env("ARCHFIT_RUN_PROGRAM_KEPT");
+  archfit::testing::unset_env("ARCHFIT_RUN_PROGRAM_REPLACED");
   ASSERT_TRUE(result.succeeded()) << result.output;
-  // Replaced, not given twice.
-  EXPECT_EQ(result.output, "kept|new|Modèles 模型|1\n");
+  EXPECT_EQ(result.output, kShell.variables_printed);
   // This process's own environment is left as it was.
   EXPECT_EQ(std::getenv("ARCHFIT_RUN_PROGRAM_ADDED"), nullptr);
 }
@@ -42,7 +79,11 @@ TEST(RunProgram, VariablesAreSetOverThisProcesssEnvironment) {
 TEST(RunProgram, AProgramPastItsTimeLimitIsStopped) {
   ProgramOptions options;
   options.timeout = std::chrono::milliseconds(200);
-  const auto result = run_program("/bin/sh", {"-c", "sleep 30"}, options);
+  const auto result = run_program(kShell.program, kShell.run_for_long, options);
   EXPECT_TRUE(result.timed_out);
   EXPECT_FALSE(result.succeeded());
+}
+
+TEST(RunProgram, AProgramThatIsNotThereCannotBeStarted) {
+  EXPECT_THROW(run_program(kShell.missing_program, {}), std::system_error);
 }

@@ -10,6 +10,23 @@
 
 namespace archfit::testing {
 
+// setenv/unsetenv where POSIX has them, _putenv_s on Windows (the tests also
+// run cross-built under Wine); an empty value unsets a variable there.
+inline void set_env(const char* name, const char* value) {
+#ifdef _WIN32
+  ::_putenv_s(name, value);
+#else
+  ::setenv(name, value, 1);
+#endif
+}
+inline void unset_env(const char* name) {
+#ifdef _WIN32
+  ::_putenv_s(name, "");
+#else
+  ::unsetenv(name);
+#endif
+}
+
 class SavedEnv {
  public:
   SavedEnv(std::initializer_list<const char*> names) {
@@ -21,9 +38,9 @@ class SavedEnv {
   ~SavedEnv() {
     for (const auto& [name, value] : saved_) {
       if (value) {
-        ::setenv(name.c_str(), value->c_str(), 1);
+        set_env(name.c_str(), value->c_str());
       } else {
-        ::unsetenv(name.c_str());
+        unset_env(name.c_str());
       }
     }
   }

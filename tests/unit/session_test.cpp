@@ -17,6 +17,7 @@
 #include "saved_env.hpp"
 #include "session/environment_settings.hpp"
 #include "sys/read_file.hpp"
+#include "sys/user_folders.hpp"
 
 namespace fs = std::filesystem;
 using archfit::session::read_fatbinary_search;
@@ -91,9 +92,12 @@ TEST_F(SessionTest, ExplainAndCheckUseTheKnowledgeBaseTheSessionHolds) {
 TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnvironmentAtEachFlow) {
   archfit::testing::SavedEnv saved(
       {"ARCHFIT_KB_DIR", "ARCHFIT_PLUGIN_PATH", "ARCHFIT_PLUGIN_TIMEOUT"});
-  ::setenv("ARCHFIT_KB_DIR", kb_.c_str(), 1);
-  ::setenv("ARCHFIT_PLUGIN_PATH", (kb_.string() + "::/no/such/dir").c_str(), 1);
-  ::setenv("ARCHFIT_PLUGIN_TIMEOUT", "2.5", 1);
+  archfit::testing::set_env("ARCHFIT_KB_DIR", kb_.string().c_str());
+  // An empty entry between two separators (':' here, ';' on Windows) is passed over.
+  const std::string separator(1, archfit::sys::kPathListSeparator);
+  archfit::testing::set_env("ARCHFIT_PLUGIN_PATH",
+                            (kb_.string() + separator + separator + "/no/such/dir").c_str());
+  archfit::testing::set_env("ARCHFIT_PLUGIN_TIMEOUT", "2.5");
   const auto environment = archfit::session::read_environment_settings();
   EXPECT_EQ(environment.kb_dir, kb_);
   EXPECT_EQ(environment.plugins.paths, (std::vector<fs::path>{kb_, "/no/such/dir"}));
@@ -106,7 +110,7 @@ TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnviron
   EXPECT_EQ(session.knowledge_base().get(), from_environment);
   // The variable changed: the next flow hears it, and a folder that is not
   // a knowledge base is named with the variable.
-  ::setenv("ARCHFIT_KB_DIR", (kb_ / "missing").c_str(), 1);
+  archfit::testing::set_env("ARCHFIT_KB_DIR", (kb_ / "missing").string().c_str());
   try {
     session.knowledge_base().get();
     ADD_FAILURE() << "a missing folder was taken";
@@ -124,9 +128,9 @@ TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnviron
   archfit::plugin::PluginSearch search;
   search.install_dir = false;
   EXPECT_EQ(session.plugins(search).searched, std::vector<fs::path>{fs::canonical(kb_)});
-  ::unsetenv("ARCHFIT_PLUGIN_PATH");
+  archfit::testing::unset_env("ARCHFIT_PLUGIN_PATH");
   EXPECT_TRUE(session.plugins(search).searched.empty());
-  ::setenv("ARCHFIT_PLUGIN_TIMEOUT", "soon", 1);
+  archfit::testing::set_env("ARCHFIT_PLUGIN_TIMEOUT", "soon");
   EXPECT_NE(archfit::session::read_environment_settings().plugins.time_limit_problem.find(
                 "ARCHFIT_PLUGIN_TIMEOUT is \"soon\""),
             std::string::npos);
@@ -134,27 +138,60 @@ TEST_F(SessionTest, TheKnowledgeBaseFolderAndPluginSettingsAreReadFromTheEnviron
             archfit::session::read_environment_settings().plugins.time_limit_problem);
 }
 
+#ifdef _WIN32
+// Windows: the cache under %LOCALAPPDATA%, lists split at ';', NVRTC's
+// folders from PATH, and no default toolkit folder.
+TEST(SessionEnvironment, TheKernelCacheSettingsAreReadFromTheEnvironment) {
+  archfit::testing::SavedEnv saved{"ARCHFIT_CACHE_DIR", "LOCALAPPDATA",
+                                   "ARCHFIT_CACHE_READONLY_DIRS", "ARCHFIT_CACHE_MAX_BYTES"};
+  archfit::testing::set_env("LOCALAPPDATA", "C:\\Users\\someone\\AppData\\Local");
+  archfit::testing::set_env("ARCHFIT_CACHE_DIR", "D:\\explicit");
+  EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("D:\\explicit"));
+  archfit::testing::unset_env("ARCHFIT_CACHE_DIR");
+  EXPECT_EQ(read_jit_settings().cache.value().dir,
+            fs::path("C:\\Users\\someone\\AppData\\Local\\archfit"));
+
+  archfit::testing::set_env("ARCHFIT_CACHE_READONLY_DIRS", "D:\\fleet\\a;;D:\\fleet\\b;");
+  archfit::testing::set_env("ARCHFIT_CACHE_MAX_BYTES", "64M");
+  const auto options = read_jit_settings().cache.value();
+  EXPECT_EQ(options.readonly_dirs, (std::vector<fs::path>{"D:\\fleet\\a", "D:\\fleet\\b"}));
+  EXPECT_EQ(options.max_bytes, 64ull << 20);
+}
+
+TEST(SessionEnvironment, TheNvrtcSearchIsReadFromTheEnvironment) {
+  archfit::testing::SavedEnv saved{"ARCHFIT_NVRTC", "CUDA_HOME", "CUDA_PATH", "PATH"};
+  archfit::testing::set_env("ARCHFIT_NVRTC", "D:\\nvrtc\\nvrtc64_130_0.dll");
+  archfit::testing::unset_env("CUDA_HOME");
+  archfit::testing::set_env("CUDA_PATH", "D:\\CUDA\\v13.0");
+  archfit::testing::set_env("PATH", "D:\\a;D:\\b");
+  const auto search = read_jit_settings().nvrtc_search.value();
+  EXPECT_EQ(search.archfit_nvrtc, "D:\\nvrtc\\nvrtc64_130_0.dll");
+  EXPECT_EQ(search.cuda_home, "D:\\CUDA\\v13.0");
+  EXPECT_EQ(search.ld_library_path, (std::vector<fs::path>{"D:\\a", "D:\\b"}));
+  EXPECT_TRUE(search.default_toolkit.empty());
+}
+#else
 TEST(SessionEnvironment, TheKernelCacheSettingsAreReadFromTheEnvironment) {
   archfit::testing::SavedEnv saved{"ARCHFIT_CACHE_DIR", "XDG_CACHE_HOME", "HOME",
                                    "ARCHFIT_CACHE_READONLY_DIRS", "ARCHFIT_CACHE_MAX_BYTES"};
-  ::setenv("HOME", "/home/someone", 1);
-  ::setenv("XDG_CACHE_HOME", "/xdg", 1);
-  ::setenv("ARCHFIT_CACHE_DIR", "/explicit", 1);
+  archfit::testing::set_env("HOME", "/home/someone");
+  archfit::testing::set_env("XDG_CACHE_HOME", "/xdg");
+  archfit::testing::set_env("ARCHFIT_CACHE_DIR", "/explicit");
   EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/explicit"));
-  ::setenv("ARCHFIT_CACHE_DIR", "", 1);
+  archfit::testing::set_env("ARCHFIT_CACHE_DIR", "");
   EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/xdg/archfit"));
-  ::setenv("XDG_CACHE_HOME", "relative", 1);  // ignored, as the XDG spec says
+  archfit::testing::set_env("XDG_CACHE_HOME", "relative");  // ignored, as the XDG spec says
   EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/home/someone/.cache/archfit"));
-  ::unsetenv("XDG_CACHE_HOME");
+  archfit::testing::unset_env("XDG_CACHE_HOME");
   EXPECT_EQ(read_jit_settings().cache.value().dir, fs::path("/home/someone/.cache/archfit"));
 
-  ::setenv("ARCHFIT_CACHE_READONLY_DIRS", "/fleet/a::/fleet/b:", 1);
-  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "64M", 1);
+  archfit::testing::set_env("ARCHFIT_CACHE_READONLY_DIRS", "/fleet/a::/fleet/b:");
+  archfit::testing::set_env("ARCHFIT_CACHE_MAX_BYTES", "64M");
   auto options = read_jit_settings().cache.value();
   EXPECT_EQ(options.readonly_dirs, (std::vector<fs::path>{"/fleet/a", "/fleet/b"}));
   EXPECT_EQ(options.max_bytes, 64ull << 20);
   EXPECT_TRUE(options.notes.empty());
-  ::setenv("ARCHFIT_CACHE_MAX_BYTES", "lots", 1);
+  archfit::testing::set_env("ARCHFIT_CACHE_MAX_BYTES", "lots");
   options = read_jit_settings().cache.value();
   EXPECT_EQ(options.max_bytes, 1ull << 30);
   ASSERT_EQ(options.notes.size(), 1u);
@@ -163,10 +200,10 @@ TEST(SessionEnvironment, TheKernelCacheSettingsAreReadFromTheEnvironment) {
 
 TEST(SessionEnvironment, TheNvrtcSearchIsReadFromTheEnvironment) {
   archfit::testing::SavedEnv saved{"ARCHFIT_NVRTC", "CUDA_HOME", "CUDA_PATH", "LD_LIBRARY_PATH"};
-  ::setenv("ARCHFIT_NVRTC", "/opt/nvrtc/libnvrtc.so.13", 1);
-  ::unsetenv("CUDA_HOME");
-  ::setenv("CUDA_PATH", "/opt/cuda", 1);
-  ::setenv("LD_LIBRARY_PATH", "/a:/b", 1);
+  archfit::testing::set_env("ARCHFIT_NVRTC", "/opt/nvrtc/libnvrtc.so.13");
+  archfit::testing::unset_env("CUDA_HOME");
+  archfit::testing::set_env("CUDA_PATH", "/opt/cuda");
+  archfit::testing::set_env("LD_LIBRARY_PATH", "/a:/b");
   const auto search = read_jit_settings().nvrtc_search.value();
   EXPECT_EQ(search.archfit_nvrtc, "/opt/nvrtc/libnvrtc.so.13");
   EXPECT_EQ(search.cuda_home, "/opt/cuda");
@@ -174,21 +211,22 @@ TEST(SessionEnvironment, TheNvrtcSearchIsReadFromTheEnvironment) {
   EXPECT_EQ(search.default_toolkit, "/usr/local/cuda");
   EXPECT_FALSE(search.loader_dirs.empty());
 }
+#endif
 
 TEST(SessionEnvironment, FatbinaryIsLookedForWhereTheEnvironmentSays) {
   archfit::testing::SavedEnv saved{"ARCHFIT_FATBINARY", "CUDA_HOME", "CUDA_PATH", "PATH"};
-  ::setenv("ARCHFIT_FATBINARY", "/opt/fb/fatbinary", 1);
-  ::setenv("CUDA_HOME", "/opt/a", 1);
-  ::setenv("CUDA_PATH", "/opt/b", 1);
-  ::setenv("PATH", "/x:/y", 1);
+  archfit::testing::set_env("ARCHFIT_FATBINARY", "/opt/fb/fatbinary");
+  archfit::testing::set_env("CUDA_HOME", "/opt/a");
+  archfit::testing::set_env("CUDA_PATH", "/opt/b");
+  archfit::testing::set_env("PATH", "/x:/y");
   const auto search = read_fatbinary_search();
   EXPECT_EQ(search.given, "/opt/fb/fatbinary");
   EXPECT_EQ(search.toolkits, (std::vector<fs::path>{"/opt/a", "/opt/b"}));
   EXPECT_EQ(search.path, "/x:/y");
   EXPECT_EQ(archfit::jit::find_fatbinary(search), "/opt/fb/fatbinary");
-  ::unsetenv("ARCHFIT_FATBINARY");
-  ::unsetenv("CUDA_HOME");
-  ::unsetenv("CUDA_PATH");
+  archfit::testing::unset_env("ARCHFIT_FATBINARY");
+  archfit::testing::unset_env("CUDA_HOME");
+  archfit::testing::unset_env("CUDA_PATH");
   EXPECT_TRUE(read_fatbinary_search().given.empty());
   EXPECT_TRUE(read_fatbinary_search().toolkits.empty());
 }
@@ -220,7 +258,7 @@ TEST(SessionJit, ACompileIsAnsweredByTheSessionsOwnCacheThenByTheDiskForTheNext)
   const fs::path cache =
       fs::temp_directory_path() / ("archfit_session_jit_" + std::to_string(::getpid()));
   fs::remove_all(cache);
-  ::setenv("ARCHFIT_CACHE_DIR", cache.c_str(), 1);
+  archfit::testing::set_env("ARCHFIT_CACHE_DIR", cache.string().c_str());
   std::string problem;
   const auto source =
       archfit::sys::read_file(fs::path(ARCHFIT_KERNELS_DIR) / "rmsnorm.cu", &problem);

@@ -35,12 +35,14 @@ TEST_F(SysReadFile, ReadsEveryByteIncludingNulsAndAnEmptyFile) {
   EXPECT_EQ(archfit::sys::read_file(write("empty", "")), std::string());
 }
 
+#ifndef _WIN32  // Linux's /proc
 TEST_F(SysReadFile, AProcFileThatStatCallsEmptyIsReadToItsEnd) {
   const auto status = archfit::sys::read_file("/proc/self/status");
   ASSERT_TRUE(status);
   EXPECT_NE(status->find("Pid:"), std::string::npos);
   EXPECT_GT(status->size(), 100u);
 }
+#endif
 
 TEST_F(SysReadFile, FailuresSayWhatAndWhere) {
   std::string problem;
@@ -50,15 +52,21 @@ TEST_F(SysReadFile, FailuresSayWhatAndWhere) {
   EXPECT_NE(problem.find("No such file"), std::string::npos) << problem;
 
   EXPECT_FALSE(archfit::sys::read_file(dir_, &problem));
+#ifdef _WIN32  // a folder cannot be opened as a file there
+  EXPECT_NE(problem.find("cannot read " + dir_.string()), std::string::npos) << problem;
+#else
   EXPECT_NE(problem.find("Is a directory"), std::string::npos) << problem;
+#endif
 
   const fs::path big = write("RECORD", std::string(5000, 'x'));
   EXPECT_FALSE(archfit::sys::read_file(big, &problem, 4096));
   EXPECT_EQ(problem, big.string() + " is 5000 bytes; not read (limit 4096)");
   EXPECT_TRUE(archfit::sys::read_file(big, &problem, 5000));
 
+#ifndef _WIN32  // a file stat calls empty: Linux's /proc
   EXPECT_FALSE(archfit::sys::read_file("/proc/self/status", &problem, 10));
   EXPECT_NE(problem.find("over 10 bytes"), std::string::npos) << problem;
+#endif
 }
 
 }  // namespace

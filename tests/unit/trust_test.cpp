@@ -42,10 +42,10 @@ class TrustTest : public ::testing::Test {
 
 TEST_F(TrustTest, AVariableIsReadUnlessEmpty) {
   archfit::testing::SavedEnv saved({"ARCHFIT_PLUGIN_PATH"});
-  ::setenv("ARCHFIT_PLUGIN_PATH", "/opt/plugins", 1);
+  archfit::testing::set_env("ARCHFIT_PLUGIN_PATH", "/opt/plugins");
   ASSERT_NE(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), nullptr);
   EXPECT_STREQ(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), "/opt/plugins");
-  ::setenv("ARCHFIT_PLUGIN_PATH", "", 1);
+  archfit::testing::set_env("ARCHFIT_PLUGIN_PATH", "");
   EXPECT_EQ(trusted_path_variable("ARCHFIT_PLUGIN_PATH"), nullptr);
 }
 

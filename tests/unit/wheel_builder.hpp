@@ -31,7 +31,7 @@ inline std::string file_content(const std::filesystem::path& path) {
 
 inline void write_zip(const std::filesystem::path& out, const std::vector<ZipEntry>& entries) {
   int error = 0;
-  zip_t* archive = zip_open(out.c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
+  zip_t* archive = zip_open(out.string().c_str(), ZIP_CREATE | ZIP_TRUNCATE, &error);
   if (!archive) throw std::runtime_error("cannot create " + out.string());
   for (const auto& entry : entries) {
     // The buffers live in `entries` until zip_close has written them.

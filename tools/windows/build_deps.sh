@@ -70,14 +70,31 @@ cmake_options() {
     lz4) echo "-DBUILD_SHARED_LIBS=OFF -DBUILD_STATIC_LIBS=ON -DLZ4_BUILD_CLI=OFF -DLZ4_BUILD_LEGACY_LZ4C=OFF" ;;
     xxhash) echo "-DBUILD_SHARED_LIBS=OFF -DXXHASH_BUILD_XXHSUM=OFF" ;;
     re2) echo "-DBUILD_SHARED_LIBS=OFF -DRE2_BUILD_TESTING=OFF" ;;
+    googletest) echo "-DBUILD_GMOCK=OFF -DINSTALL_GTEST=ON -Dgtest_disable_pthreads=ON" ;;
     libzip) echo "-DBUILD_SHARED_LIBS=OFF -DBUILD_TOOLS=OFF -DBUILD_REGRESS=OFF -DBUILD_EXAMPLES=OFF -DBUILD_DOC=OFF -DENABLE_BZIP2=OFF -DENABLE_LZMA=OFF -DENABLE_ZSTD=OFF -DENABLE_OPENSSL=OFF -DENABLE_GNUTLS=OFF -DENABLE_MBEDTLS=OFF -DENABLE_WINDOWS_CRYPTO=OFF -DENABLE_COMMONCRYPTO=OFF" ;;
   esac
 }
 
+# cross_build NAME VERSION SOURCE_DIR: configures, builds and installs one
+# CMake project into OUT, once (a stamp in OUT/lib says it is there).
+cross_build() {
+  local name=$1 version=$2 source_dir=$3
+  local build="$out/build/$name"
+  rm -rf "$build"
+  # shellcheck disable=SC2046  # the options are words
+  cmake -S "$source_dir" -B "$build" -G "Unix Makefiles" \
+    -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DARCHFIT_WINDOWS_DEPS="$out" \
+    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" \
+    -DCMAKE_POSITION_INDEPENDENT_CODE=OFF $(cmake_options "$name") >"$build.configure.log" 2>&1 ||
+    { tail -n 30 "$build.configure.log" >&2; exit 1; }
+  cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1 || { tail -n 30 "$build.build.log" >&2; exit 1; }
+  cmake --install "$build" >/dev/null
+  touch "$out/lib/.built-$name-$version"
+}
+
 for entry in "${packages[@]}"; do
   read -r name version cmake_dir <<<"$entry"
-  stamp="$out/lib/.built-$name-$version"
-  [ -e "$stamp" ] && continue
+  [ -e "$out/lib/.built-$name-$version" ] && continue
   echo "archfit windows deps: $name $version" >&2
   src="$out/src/$name-$version"
   if [ ! -d "$src" ]; then
@@ -94,18 +111,17 @@ for entry in "${packages[@]}"; do
         (cd "$src/re2" && /usr/bin/python3 "make_unicode_$table.py" >"unicode_$table.cc")
     done
   fi
-  build="$out/build/$name"
-  rm -rf "$build"
-  # shellcheck disable=SC2046  # the options are words
-  cmake -S "$src/$cmake_dir" -B "$build" -G "Unix Makefiles" \
-    -DCMAKE_TOOLCHAIN_FILE="$toolchain" -DARCHFIT_WINDOWS_DEPS="$out" \
-    -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX="$out" \
-    -DCMAKE_POSITION_INDEPENDENT_CODE=OFF $(cmake_options "$name") >"$build.configure.log" 2>&1 ||
-    { tail -n 30 "$build.configure.log" >&2; exit 1; }
-  cmake --build "$build" -j "$jobs" >"$build.build.log" 2>&1 || { tail -n 30 "$build.build.log" >&2; exit 1; }
-  cmake --install "$build" >/dev/null
-  touch "$stamp"
+  cross_build "$name" "$version" "$src/$cmake_dir"
 done
+
+# GoogleTest, for the Windows test tier (tests/windows, `make
+# test-windows`): the source Debian's googletest package installs, the
+# version the Linux tests are built with.
+gtest_version=$(dpkg-query -W -f='${Version}' googletest)
+if [ ! -e "$out/lib/.built-googletest-$gtest_version" ]; then
+  echo "archfit windows deps: googletest $gtest_version" >&2
+  cross_build googletest "$gtest_version" /usr/src/googletest
+fi
 
 # Header-only, from Debian's -dev packages (the Linux build's versions).
 for header in boost nlohmann CLI; do

@@ -10,6 +10,10 @@ namespace archfit::sys {
 
 using namespace archfit::sys::windows;
 
+namespace {
+constexpr size_t kLongestName = 255;
+}  // namespace
+
 std::optional<FileStatus> file_status(const std::filesystem::path& path, Links links,
                                       StatusFailure* failure) {
   // Attributes only, so a file another process holds open, or one this
@@ -22,9 +26,17 @@ std::optional<FileStatus> file_status(const std::filesystem::path& path, Links l
   if (!file.valid()) {
     const DWORD code = ::GetLastError();
     if (failure) {
-      failure->missing = is_missing(code);
-      failure->name_too_long = code == ERROR_FILENAME_EXCED_RANGE;
-      failure->reason = error_text(code);
+      // NTFS and the others Windows formats hold names of at most 255
+      // UTF-16 units; the error for a longer one varies (Wine says "not
+      // found"), so the name itself decides, as ENAMETOOLONG does on Linux.
+      const bool long_name = std::any_of(path.begin(), path.end(), [](const auto& part) {
+        return part.native().size() > kLongestName;
+      });
+      failure->name_too_long = code == ERROR_FILENAME_EXCED_RANGE || long_name;
+      failure->missing = is_missing(code) && !failure->name_too_long;
+      failure->reason = failure->name_too_long && code != ERROR_FILENAME_EXCED_RANGE
+                            ? error_text(ERROR_FILENAME_EXCED_RANGE)
+                            : error_text(code);
     }
     return std::nullopt;
   }
