@@ -39,6 +39,9 @@
 #     WINDOWS_OUT  build-windows (archfit.exe, archfit.dll from `make windows`)
 #     LINUX_BUILD  the Linux build folder (sdk/archfit, tests/fixtures/out)
 set -euo pipefail
+# What it makes is its owner's alone to write, whatever the caller's umask:
+# archfit.exe refuses NVRTC, plugins and caches that others may change.
+umask 022
 out=$(realpath "${1:?usage: run_windows_smoke.sh WINDOWS_OUT LINUX_BUILD}")
 linux_build=$(realpath "${2:?usage: run_windows_smoke.sh WINDOWS_OUT LINUX_BUILD}")
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -168,12 +171,15 @@ echo "== 8. jit compile with PyPI's Windows NVRTC, found as Windows users have i
 nvrtc12="$cache/nvidia_cuda_nvrtc_cu12-12.8.93-py3-none-win_amd64.whl"
 runtime12="$cache/nvidia_cuda_runtime_cu12-12.8.90-py3-none-win_amd64.whl"
 nvrtc13="$cache/nvidia_cuda_nvrtc-13.0.88-py3-none-win_amd64.whl"
-# Not under /tmp: Wine shows its sticky mode 1777 as an ACL that lets
-# Everyone write, and archfit rightly refuses NVRTC from such a folder.
-jit_work="$out/smoke-jit"
+# On the Wine prefix's C: drive, not beside the build: Wine shows a sticky
+# world-writable folder (mode 1777, as /tmp, where a clone may well be) as
+# an ACL that lets Everyone write, and archfit rightly refuses NVRTC and
+# plugins below one. winepath names these C:\archfit-smoke\….
+trusted_work="$WINEPREFIX/drive_c/archfit-smoke"
+jit_work="$trusted_work/jit"
 rm -rf "$jit_work"
 mkdir -p "$jit_work"
-trap 'rm -rf "$work" "$jit_work"' EXIT
+trap 'rm -rf "$work" "$trusted_work"' EXIT
 # LABEL ARCH SOURCE [VAR=VALUE…]: compiles SOURCE for ARCH into a fresh
 # cache, then again (a hit), and has the Linux build scan the image.
 jit_compile() {
@@ -338,9 +344,8 @@ print("explain -f: category", windows["category"])
 ' "$work/explain.linux.json" "$work/explain.json" || fail "explain -f in a non-ASCII folder"
 
 echo "== 12. plugins, each loaded in a process of its own (Windows has no fork)"
-plugins="$out/smoke-plugins"  # not under /tmp: see section 8
+plugins="$trusted_work/plugins"  # on C:, as section 8 says why
 rm -rf "$plugins"
-trap 'rm -rf "$work" "$jit_work" "$plugins"' EXIT
 build_plugin() {  # NAME SOURCE DEFINE...
   local name=$1 source=$2
   shift 2
@@ -354,8 +359,13 @@ build_plugin good "$repo/tests/plugins/test_plugin.c" -DPLUGIN_KIND=1
 build_plugin crash_on_attach "$repo/tests/windows/faulty_plugin_win.c" -DCRASH_ON_ATTACH
 build_plugin crash_in_negotiate "$repo/tests/windows/faulty_plugin_win.c" -DCRASH_IN_NEGOTIATE
 build_plugin loop_in_probe "$repo/tests/windows/faulty_plugin_win.c" -DLOOP_IN_PROBE
+# archfit.exe starts its plugin helper only from a folder no one else may
+# write: the two are run from C: too.
+plugin_bin="$trusted_work/bin"
+mkdir -p "$plugin_bin"
+cp "$exe" "$out/archfit-plugin-probe.exe" "$plugin_bin/"
 started=$(now_ms)
-ARCHFIT_PLUGIN_TIMEOUT=3 wine "$exe" plugins list --json --path "$(winepath -w "$plugins")" \
+ARCHFIT_PLUGIN_TIMEOUT=3 wine "$plugin_bin/archfit.exe" plugins list --json --path "$(winepath -w "$plugins")" \
   >"$work/plugins.json" 2>"$work/plugins.err" || true
 plugins_ms=$(($(now_ms) - started))
 /usr/bin/python3 - "$work/plugins.json" "$plugins_ms" <<'CHECK' || { tr -d '\r' <"$work/plugins.err" >&2; fail "plugins under Wine"; }
