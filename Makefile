@@ -33,7 +33,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 # one-node Slurm from Debian's packages.
 SLURM_APT_PACKAGES := slurmctld slurmd slurm-client munge
 
-.PHONY: all deps configure build test test-slow windows-deps test-windows-deps windows test-windows demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
+.PHONY: all deps configure build test test-slow windows-deps test-windows-deps windows test-windows test-windows-ci demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
   sanitizer-deps fuzz fuzz-ci test-asan test-tsan test-sanitizers format format-check lint
 
@@ -242,13 +242,22 @@ windows: windows-deps
 	cd $(WINDOWS_BUILD_DIR)/zip && /usr/bin/python3 -m zipfile -c ../archfit-windows-x64.zip archfit
 	@echo "archfit: $(WINDOWS_BUILD_DIR)/archfit.exe, archfit.dll, archfit.lib, include/ and $(WINDOWS_ZIP)"
 
-# The unit tier cross-built and run under Wine (tests/windows/CMakeLists.txt
-# says which files and docs/windows.md why not the others), reading the Linux
-# build's nvcc fixtures; then archfit.exe under Wine against the Linux build
-# on the same bytes (tests/windows/run_windows_smoke.sh).
+# The unit and CLI tiers cross-built and run under Wine
+# (tests/windows/CMakeLists.txt says which files and docs/windows.md why not
+# the others), reading the Linux build's nvcc fixtures; then archfit.exe under
+# Wine against the Linux build on the same bytes
+# (tests/windows/run_windows_smoke.sh).
 test-windows: windows build
 	cmake --build $(WINDOWS_CMAKE_DIR) -j$(JOBS) --target archfit_windows_tests
 	ctest --test-dir $(WINDOWS_CMAKE_DIR) -L windows -j$(JOBS) --output-on-failure
+	tests/windows/run_windows_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)
+
+# What CI runs of it on every submission (.ci/run, within its 45 minutes):
+# the Windows build, the CLI tier (every command as a user runs it) and the
+# smoke checks; the unit tier runs in `make test-windows` (make test-slow).
+test-windows-ci: windows build
+	cmake --build $(WINDOWS_CMAKE_DIR) -j$(JOBS) --target archfit_cli_windows_tests
+	ctest --test-dir $(WINDOWS_CMAKE_DIR) -L windows_cli -j$(JOBS) --output-on-failure
 	tests/windows/run_windows_smoke.sh $(WINDOWS_BUILD_DIR) $(BUILD_DIR)
 
 comfyui-pack: build windows

@@ -73,29 +73,39 @@ render::PlanContext CheckCommand::plan_context() const {
   if (!probe_.python.empty()) {
     context.python = probe_.python;
   } else if (!probe_.venvs.empty()) {
-    context.python =
-        sys::utf8_of(fs::absolute(sys::path_of_utf8(probe_.venvs.front())) / "bin" / "python");
+    // The venv's own interpreter, where its layout (POSIX or Windows) puts it.
+    const fs::path venv = fs::absolute(sys::path_of_utf8(probe_.venvs.front()));
+    fs::path python;
+    try {
+      for (const auto& site : env::site_packages_of_venv(venv)) {
+        python = env::python_of_site_packages(site);
+        if (!python.empty()) break;
+      }
+    } catch (const env::LocateError&) {
+      // no site-packages: the check itself says so
+    }
+    context.python = sys::utf8_of(python.empty() ? venv / "bin" / "python" : python);
   }
-  std::string command = "archfit check";
-  auto add = [&](const char* flag, const std::string& value) {
-    if (!value.empty()) command += std::string(" ") + flag + " " + render::shell_quote(value);
+  auto add = [&](const char* flag, const std::string& value, bool path) {
+    if (value.empty()) return;
+    context.verify_arguments.push_back({flag, value, path});
   };
-  for (const auto& gpu : probe_.gpus) add("--gpu", gpu);
-  add("--driver", probe_.driver);
+  for (const auto& gpu : probe_.gpus) add("--gpu", gpu, false);
+  add("--driver", probe_.driver, false);
   // Absolute, so the script works from any directory.
   auto absolute = [](const std::string& path) {
     return path.empty() ? path : sys::utf8_of(fs::absolute(sys::path_of_utf8(path)));
   };
-  for (const auto& dir : probe_.site_packages) add("--site-packages", absolute(dir));
-  for (const auto& venv : probe_.venvs) add("--venv", absolute(venv));
-  add("--python",
-      probe_.python.find('/') == std::string::npos ? probe_.python : absolute(probe_.python));
-  add("--comfyui", absolute(probe_.comfyui));
-  add("--custom-nodes", absolute(probe_.custom_nodes));
-  for (const auto& wheel : probe_.wheels) add("--wheel", absolute(wheel));
-  add("--kb", absolute(probe_.kb));
-  for (const auto& path : paths_) command += " " + render::shell_quote(absolute(path));
-  context.verify_command = command;
+  for (const auto& dir : probe_.site_packages) add("--site-packages", absolute(dir), true);
+  for (const auto& venv : probe_.venvs) add("--venv", absolute(venv), true);
+  // A bare name (python3) is looked up on PATH: kept as it is.
+  const bool python_is_path = probe_.python.find_first_of("/\\") != std::string::npos;
+  add("--python", python_is_path ? absolute(probe_.python) : probe_.python, python_is_path);
+  add("--comfyui", absolute(probe_.comfyui), true);
+  add("--custom-nodes", absolute(probe_.custom_nodes), true);
+  for (const auto& wheel : probe_.wheels) add("--wheel", absolute(wheel), true);
+  add("--kb", absolute(probe_.kb), true);
+  for (const auto& path : paths_) context.verify_arguments.push_back({"", absolute(path), true});
   return context;
 }
 
@@ -161,12 +171,18 @@ int CheckCommand::run() const {
       // with no venv activated, or from another folder.
       if (report.environment) {
         if (context.python.empty()) context.python = sys::utf8_of(report.environment->python);
-        for (const auto& dir : options.site_packages)
-          context.verify_command += " --site-packages " + render::shell_quote(sys::utf8_of(dir));
-        if (options.custom_nodes)
-          context.verify_command +=
-              " --custom-nodes " + render::shell_quote(sys::utf8_of(*options.custom_nodes));
+        for (const auto& dir : options.site_packages) {
+          context.verify_arguments.push_back({"--site-packages", sys::utf8_of(dir), true});
+        }
+        if (options.custom_nodes) {
+          context.verify_arguments.push_back(
+              {"--custom-nodes", sys::utf8_of(*options.custom_nodes), true});
+        }
       }
+      // Its bytes as they are: a .bat plan already ends its lines with CRLF,
+      // which Windows' text mode would make CR CR LF.
+      std::cout.flush();
+      sys::binary_stdout();
       std::cout << render::render_plan(report, context);
     } else if (json_) {
       std::cout << util::json_text(check::check_document(report), 2) << '\n';

@@ -36,6 +36,11 @@ std::string escape_for_terminal(std::string_view text, bool keep_colours) {
     size_t length = 1;
     if (byte == '\n' || byte == '\t' || (byte >= 0x20 && byte < 0x7f)) {
       out += static_cast<char>(byte);
+    } else if (byte == '\r' && text.size() > 1 && text[1] == '\n') {
+      // A CRLF line end (a .bat plan's) ends the line as LF alone does; a CR
+      // alone, which would let the rest overwrite the line, is escaped.
+      out += "\r\n";
+      length = 2;
     } else if (const size_t sgr = keep_colours ? sgr_length(text) : 0; sgr != 0) {
       out.append(text.substr(0, sgr));
       length = sgr;

@@ -4,8 +4,8 @@
 // with escape sequences could clear the screen, move the cursor, retitle the
 // window or (OSC 52) write the clipboard of whoever runs `archfit scan` on it
 // (issue 24). So everything the CLI writes to stdout passes through here:
-// bytes that are not UTF-8 and control characters other than newline and tab
-// (C0, DEL and C1) are shown as \xNN. archfit's own colours, SGR sequences
+// bytes that are not UTF-8 and control characters other than newline, tab
+// and a CRLF line end (C0, DEL and C1) are shown as \xNN. archfit's own colours, SGR sequences
 // (ESC [ digits m), pass when colour is on; they can only change colours.
 // JSON is unchanged: it escapes control characters itself.
 #include <ostream>

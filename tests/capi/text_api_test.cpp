@@ -133,8 +133,16 @@ class TextApi : public ::testing::Test {
   archfit_diagnosis* diagnosis_ = nullptr;
 };
 
-const std::string kDemoCheckArguments =
-    "--gpu 'RTX 5090' --driver 575.51 --site-packages '" + kDemoSite + "'";
+const std::vector<std::string> kDemoCheckArguments = {"--gpu",  "RTX 5090",        "--driver",
+                                                      "575.51", "--site-packages", kDemoSite};
+
+// `command`, then its options, then kDemoCheckArguments, then `after`.
+std::vector<std::string> demo_command(std::vector<std::string> command,
+                                      const std::vector<std::string>& after = {}) {
+  command.insert(command.end(), kDemoCheckArguments.begin(), kDemoCheckArguments.end());
+  command.insert(command.end(), after.begin(), after.end());
+  return command;
+}
 
 }  // namespace
 
@@ -143,11 +151,11 @@ TEST_F(TextApi, TheReportTextIsWhatArchfitCheckPrints) {
   check_demo();
   // Not a terminal: the command prints no colours. --no-index: it reads
   // every file, as archfit_check_run does with scan_index 0.
-  const auto plain = run_archfit_apart("", "check --no-index " + kDemoCheckArguments);
+  const auto plain = run_archfit_apart(demo_command({"check", "--no-index"}));
   EXPECT_EQ(plain.exit_code, 1) << plain.err;
   EXPECT_EQ(report_text(ARCHFIT_TEXT_DEFAULT), plain.out);
   EXPECT_THAT(plain.out, HasSubstr("fails: "));
-  const auto details = run_archfit_apart("", "check --no-index --details " + kDemoCheckArguments);
+  const auto details = run_archfit_apart(demo_command({"check", "--no-index", "--details"}));
   EXPECT_EQ(report_text(ARCHFIT_TEXT_DETAILS), details.out);
   EXPECT_THAT(details.out, HasSubstr("\ncomponents:\n"));
 }
@@ -185,7 +193,7 @@ TEST_F(TextApi, EveryErrorOfTheCorpusReadsAsArchfitExplainPrintsIt) {
     diagnose(read_bytes(entry.path()));
     const std::string text = diagnosis_text();
     if (!terminal_clean(text)) continue;  // the command escapes it on the way out
-    const auto explained = run_archfit_apart("", "explain --file '" + entry.path().string() + "'");
+    const auto explained = run_archfit_apart({"explain", "--file", arg(entry.path())});
     EXPECT_EQ(text, explained.out) << explained.err;
     ++compared;
   }
@@ -207,8 +215,7 @@ TEST_F(TextApi, ADiagnosisWeighedAgainstACheckReadsAsArchfitExplainPrintsIt) {
   diagnose(error, &check);
   const std::string text = diagnosis_text();
   EXPECT_THAT(text, HasSubstr("checked    confirms (archfit check)"));
-  const auto explained =
-      run_archfit_apart("", "explain " + kDemoCheckArguments + " --no-progress '" + error + "'");
+  const auto explained = run_archfit_apart(demo_command({"explain"}, {"--no-progress", error}));
   EXPECT_EQ(explained.exit_code, 0) << explained.err;
   EXPECT_EQ(text, explained.out) << explained.err;
 }
@@ -280,7 +287,7 @@ TEST_F(TextApi, AnUnknownFlagIsUnsupportedAndLeavesTheOutParameter) {
 TEST_F(TextApi, AReportOfNothingReadsAsArchfitCheckPrintsIt) {
   check_a_file();
   const auto printed = run_archfit_apart(
-      "", "check --no-index --gpu 'RTX 5090' '" + kCorpus + "/comfyui_impact_pack_keyerror.txt'");
+      {"check", "--no-index", "--gpu", "RTX 5090", kCorpus + "/comfyui_impact_pack_keyerror.txt"});
   EXPECT_EQ(report_text(ARCHFIT_TEXT_DEFAULT), printed.out) << printed.err;
   EXPECT_THAT(printed.out, HasSubstr("no CUDA device code found"));
 }

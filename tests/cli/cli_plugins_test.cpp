@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "run_archfit.hpp"
 
@@ -16,7 +17,9 @@ const std::string kPlugins = ARCHFIT_TEST_PLUGIN_DIR;
 // Plugins that crash, exit, hang or answer with text that is not JSON
 // (tests/plugins/faulty_plugin.c); the one that hangs is killed after 1 s.
 const std::string kFaulty = ARCHFIT_FAULTY_PLUGIN_DIR;
-const std::string kOneSecond = "ARCHFIT_PLUGIN_PATH= ARCHFIT_PLUGIN_TIMEOUT=1 ";
+// No plugin folder of the user's: only those named here.
+const RunPlace kNoUserPlugins{{{"ARCHFIT_PLUGIN_PATH", ""}}};
+const RunPlace kOneSecond{{{"ARCHFIT_PLUGIN_PATH", ""}, {"ARCHFIT_PLUGIN_TIMEOUT", "1"}}};
 // What `plugins list` and `check` say of each faulty plugin, after its manifest's name.
 const std::pair<const char*, const char*> kFaults[] = {
     {"segv_on_load", "it crashed loading (signal 11, SIGSEGV)"},
@@ -35,7 +38,7 @@ const std::pair<const char*, const char*> kFaults[] = {
 
 TEST(CliPlugins, ListsLoadedAndRejectedWithReasonsAndExitsOneWhenSomeAreRejected) {
   const auto result =
-      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --json --path '" + kPlugins + "'");
+      run_archfit({"plugins", "list", "--json", "--path", kPlugins}, kNoUserPlugins);
   EXPECT_EQ(result.exit_code, 1) << result.out;
   const auto json = nlohmann::json::parse(result.out);
   // The test plugins' good one, and the build's own (imagegen_ops, and
@@ -58,13 +61,13 @@ TEST(CliPlugins, ListsLoadedAndRejectedWithReasonsAndExitsOneWhenSomeAreRejected
 
 TEST(CliPlugins, OnlyGoodPluginsExitZero) {
   const auto result =
-      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --path '" + kPlugins + "/good'");
+      run_archfit({"plugins", "list", "--path", kPlugins + "/good"}, kNoUserPlugins);
   EXPECT_EQ(result.exit_code, 0) << result.out;
   EXPECT_NE(result.out.find("loaded    good 1.2.3  (ABI 1, 1 kernel module, a probe"),
             std::string::npos)
       << result.out;
   // A folder that does not exist is not searched, and is no error.
-  const auto none = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "plugins list --path /no/such/dir");
+  const auto none = run_archfit({"plugins", "list", "--path", "/no/such/dir"}, kNoUserPlugins);
   EXPECT_EQ(none.exit_code, 0) << none.out;
   EXPECT_EQ(none.out.find("/no/such/dir"), std::string::npos) << none.out;
 }
@@ -73,8 +76,8 @@ TEST(CliPlugins, OnlyGoodPluginsExitZero) {
 // names each with how it died, lists the good one, and exits 1 as for any
 // rejected plugin.
 TEST(CliPlugins, PluginsThatCrashExitOrHangAreNamedAndTheListSurvives) {
-  const auto result = run_archfit_with(
-      kOneSecond, "plugins list --path '" + kFaulty + "' --path '" + kPlugins + "/good'");
+  const auto result =
+      run_archfit({"plugins", "list", "--path", kFaulty, "--path", kPlugins + "/good"}, kOneSecond);
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_NE(result.out.find("loaded    good 1.2.3"), std::string::npos) << result.out;
   for (const auto& [name, reason] : kFaults)
@@ -88,7 +91,7 @@ TEST(CliPlugins, PluginsThatCrashExitOrHangAreNamedAndTheListSurvives) {
 // and what the plugins write to stdout goes to stderr.
 TEST(CliPlugins, TheJsonListIsJsonWhateverThePluginsDoOrPrint) {
   const auto result = run_archfit_apart(
-      kOneSecond, "plugins list --json --path '" + kFaulty + "' --path '" + kPlugins + "/good'");
+      {"plugins", "list", "--json", "--path", kFaulty, "--path", kPlugins + "/good"}, kOneSecond);
   EXPECT_EQ(result.exit_code, 1) << result.out << result.err;
   const auto json = nlohmann::json::parse(result.out, nullptr, false);
   ASSERT_TRUE(json.is_object()) << result.out;
@@ -117,9 +120,9 @@ TEST(CliPlugins, TheJsonListIsJsonWhateverThePluginsDoOrPrint) {
 // `check` loads plugins beside its scan (another thread): it survives them
 // too, and reports each as not loaded, saying how it died.
 TEST(CliPlugins, ACheckSurvivesPluginsThatCrashOrHangAndSaysHowEachDied) {
-  const auto result = run_archfit_apart(kOneSecond, "check --json --gpu sm_120 --site-packages '" +
-                                                        std::string(ARCHFIT_DEMO_SITE) +
-                                                        "' --plugin-path '" + kFaulty + "'");
+  const auto result = run_archfit_apart({"check", "--json", "--gpu", "sm_120", "--site-packages",
+                                         ARCHFIT_DEMO_SITE, "--plugin-path", kFaulty},
+                                        kOneSecond);
   ASSERT_EQ(result.exit_code, 1) << result.out
                                  << result.err;  // the demo environment fails on sm_120
   const auto report = nlohmann::json::parse(result.out, nullptr, false);
@@ -136,10 +139,10 @@ TEST(CliPlugins, ACheckSurvivesPluginsThatCrashOrHangAndSaysHowEachDied) {
 // `archfit check --plugin-path` loads the plugins and shows their probes;
 // --no-plugins loads none. Over the demo environment on a simulated RTX 5090.
 TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
-  const std::string check = "check --json --gpu sm_120 --site-packages '" +
-                            std::string(ARCHFIT_DEMO_SITE) + "' --plugin-path '" + kPlugins +
-                            "/good'";
-  const auto with = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", check);
+  std::vector<std::string> check = {"check",         "--json",          "--gpu",
+                                    "sm_120",        "--site-packages", ARCHFIT_DEMO_SITE,
+                                    "--plugin-path", kPlugins + "/good"};
+  const auto with = run_archfit(check, kNoUserPlugins);
   ASSERT_EQ(with.exit_code, 1) << with.out;  // the demo environment fails on sm_120
   const auto report = nlohmann::json::parse(with.out.substr(with.out.find('{')));
   nlohmann::json good;
@@ -151,7 +154,8 @@ TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
   EXPECT_EQ(good["summary"], "good 1.2.3");
   EXPECT_TRUE(good["per_device"].empty());
 
-  const auto without = run_archfit_with("ARCHFIT_PLUGIN_PATH= ", check + " --no-plugins");
+  check.push_back("--no-plugins");
+  const auto without = run_archfit(check, kNoUserPlugins);
   ASSERT_EQ(without.exit_code, 1) << without.out;
   const auto bare = nlohmann::json::parse(without.out.substr(without.out.find('{')));
   EXPECT_TRUE(bare["probes"].empty()) << bare["probes"].dump();
@@ -164,8 +168,8 @@ TEST(CliPlugins, CheckReportsEachProbeAndNoPluginsLoadsNone) {
 // the build's plugin folder as an installed archfit loads it from its own.
 TEST(CliPlugins, TorchProbeSaysWhichLibtorchAndThatItIsCpuOnly) {
   const auto result =
-      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "check --plugins --gpu sm_120 --site-packages '" +
-                                                    std::string(ARCHFIT_DEMO_SITE) + "'");
+      run_archfit({"check", "--plugins", "--gpu", "sm_120", "--site-packages", ARCHFIT_DEMO_SITE},
+                  kNoUserPlugins);
   EXPECT_EQ(result.exit_code, 1) << result.out;
   EXPECT_NE(result.out.find("probe   torch_probe: libtorch 1.13"), std::string::npos) << result.out;
   EXPECT_NE(result.out.find("a CPU-only build (no CUDA kernels); not the environment's torch "
@@ -177,9 +181,8 @@ TEST(CliPlugins, TorchProbeSaysWhichLibtorchAndThatItIsCpuOnly) {
 // By default no plugin is loaded: a probe may load a framework (torch_probe
 // loads Debian's libtorch, which is not the environment's torch).
 TEST(CliPlugins, ACheckLoadsNoPluginUnlessAsked) {
-  const auto result =
-      run_archfit_with("ARCHFIT_PLUGIN_PATH= ", "check --json --gpu sm_120 --site-packages '" +
-                                                    std::string(ARCHFIT_DEMO_SITE) + "'");
+  const auto result = run_archfit(
+      {"check", "--json", "--gpu", "sm_120", "--site-packages", ARCHFIT_DEMO_SITE}, kNoUserPlugins);
   EXPECT_EQ(result.exit_code, 1) << result.out;
   const auto report = nlohmann::json::parse(result.out.substr(result.out.find('{')));
   EXPECT_TRUE(report["probes"].empty()) << report["probes"].dump();

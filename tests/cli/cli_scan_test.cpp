@@ -1,19 +1,22 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
+#ifdef _WIN32
+#include <windows.h>
+#endif
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "made_links.hpp"
 #include "run_archfit.hpp"
 #include "wheel_builder.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
-
-std::string quoted(const fs::path& path) { return "'" + path.string() + "'"; }
 
 class ScratchDir : public ::testing::Test {
  protected:
@@ -63,14 +66,14 @@ std::string tiny_fatbin() {
 using CliScan = ScratchDir;
 
 TEST_F(CliScan, SummarisesAFatbinAndExitsZero) {
-  const CommandResult run = run_archfit("scan " + quoted(write("k.fatbin", tiny_fatbin())));
+  const CommandResult run = run_archfit({"scan", arg(write("k.fatbin", tiny_fatbin()))});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("compute_90 (ISA 9.0)"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("1 files"), std::string::npos) << run.out;
 }
 
 TEST_F(CliScan, JsonIsTheVersionedScanDocument) {
-  const CommandResult run = run_archfit("scan --json " + quoted(write("k.fatbin", tiny_fatbin())));
+  const CommandResult run = run_archfit({"scan", "--json", arg(write("k.fatbin", tiny_fatbin()))});
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["schema"], "archfit.scan/1");
@@ -90,7 +93,7 @@ TEST_F(CliScan, JsonIsTheVersionedScanDocument) {
 
 TEST_F(CliScan, ImagesFlagListsEveryImageWithItsOffset) {
   const CommandResult run =
-      run_archfit("scan --images " + quoted(write("k.fatbin", tiny_fatbin())));
+      run_archfit({"scan", "--images", arg(write("k.fatbin", tiny_fatbin()))});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("compute_90"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("@0x10"), std::string::npos) << run.out;
@@ -101,7 +104,7 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
   broken[16 + 2] = 0x7f;  // the first entry's 0x0101 marker
   write("broken.fatbin", broken);
   write("good.fatbin", tiny_fatbin());
-  const CommandResult run = run_archfit("scan --json " + quoted(dir_));
+  const CommandResult run = run_archfit({"scan", "--json", arg(dir_)});
   ASSERT_EQ(run.exit_code, 1) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 2u);
@@ -120,7 +123,7 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
 TEST_F(CliScan, FilesWithoutDeviceCodeAreNotErrors) {
   write("notes.dat", "just text\n");
   write("empty.bin", "");
-  const CommandResult run = run_archfit("scan " + quoted(dir_));
+  const CommandResult run = run_archfit({"scan", arg(dir_)});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("2 files"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("0 with device code"), std::string::npos) << run.out;
@@ -133,11 +136,11 @@ TEST_F(CliScan, ADirectorysSourcesAndTextArePassedOverByNameButANamedFileIsRead)
   write("kernel.cuh", "// a header\n");
   write("notes.txt", "just text\n");
   write("k.fatbin", tiny_fatbin());
-  const CommandResult walk = run_archfit("scan " + quoted(dir_));
+  const CommandResult walk = run_archfit({"scan", arg(dir_)});
   EXPECT_EQ(walk.exit_code, 0) << walk.out;
   EXPECT_NE(walk.out.find("1 files"), std::string::npos) << walk.out;
   EXPECT_EQ(walk.out.find("notes.txt"), std::string::npos) << walk.out;
-  const CommandResult named = run_archfit("scan " + quoted(dir_ / "notes.txt"));
+  const CommandResult named = run_archfit({"scan", arg(dir_ / "notes.txt")});
   EXPECT_EQ(named.exit_code, 0) << named.out;
   EXPECT_NE(named.out.find("notes.txt"), std::string::npos) << named.out;
   EXPECT_NE(named.out.find("1 files"), std::string::npos) << named.out;
@@ -145,9 +148,12 @@ TEST_F(CliScan, ADirectorysSourcesAndTextArePassedOverByNameButANamedFileIsRead)
 
 TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
   write("k.fatbin", tiny_fatbin());
-  fs::create_directory_symlink(dir_, dir_ / "loop");
-  fs::create_symlink(dir_ / "k.fatbin", dir_ / "alias.fatbin");
-  const CommandResult run = run_archfit("scan --json " + quoted(dir_));
+  if (!archfit::testing::made_links([&] {
+        fs::create_directory_symlink(dir_, dir_ / "loop");
+        fs::create_symlink(dir_ / "k.fatbin", dir_ / "alias.fatbin");
+      }))
+    GTEST_SKIP() << archfit::testing::kNoLinks;
+  const CommandResult run = run_archfit({"scan", "--json", arg(dir_)});
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 1u);
@@ -155,19 +161,19 @@ TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
 }
 
 TEST_F(CliScan, MissingPathIsReportedAndExitsOne) {
-  const CommandResult run = run_archfit("scan " + quoted(dir_ / "no-such.so"));
+  const CommandResult run = run_archfit({"scan", arg(dir_ / "no-such.so")});
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("no-such.so"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("No such file"), std::string::npos) << run.out;
 }
 
 TEST(CliUsage, UnknownOptionExitsTwo) {
-  const CommandResult run = run_archfit("scan --no-such-option x");
+  const CommandResult run = run_archfit({"scan", "--no-such-option", "x"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
 TEST(CliUsage, ScanWithoutPathsExitsTwo) {
-  const CommandResult run = run_archfit("scan");
+  const CommandResult run = run_archfit({"scan"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
 }
 
@@ -175,7 +181,7 @@ TEST(CliToolkit, SummarisesCublasLtContainersOutsideNvFatbin) {
   const fs::path library = fs::path(ARCHFIT_CUDA_LIB_DIR) / "libcublasLt.so.13";
   if (!fs::exists(library))
     GTEST_SKIP() << library << " is not here: the CUDA 13 toolkit's cuBLASLt is needed";
-  const CommandResult run = run_archfit("scan " + quoted(library));
+  const CommandResult run = run_archfit({"scan", arg(library)});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find(".cask_resource"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find(".nv_fatbin"), std::string::npos) << run.out;
@@ -191,11 +197,11 @@ class CliCheck : public ::testing::Test {
       GTEST_SKIP() << "the demo environment was not built (nvcc missing?) in " << ARCHFIT_DEMO_SITE;
     }
   }
-  std::string site() const { return quoted(ARCHFIT_DEMO_SITE); }
+  std::string site() const { return ARCHFIT_DEMO_SITE; }
 };
 
 TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
-  const CommandResult run = run_archfit("check --gpu 'RTX 5090' --site-packages " + site());
+  const CommandResult run = run_archfit({"check", "--gpu", "RTX 5090", "--site-packages", site()});
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("PyTorch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
   // The newest build for sm_120, and the oldest as the smaller change.
@@ -213,14 +219,14 @@ TEST_F(CliCheck, FailingEnvironmentExitsOneWithTheFix) {
 }
 
 TEST_F(CliCheck, FittingEnvironmentExitsZero) {
-  const CommandResult run = run_archfit("check --gpu H100 --site-packages " + site());
+  const CommandResult run = run_archfit({"check", "--gpu", "H100", "--site-packages", site()});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("fits"), std::string::npos) << run.out;
 }
 
 TEST_F(CliCheck, JsonNamesTheSchemaAndTheVerdict) {
-  const CommandResult run =
-      run_archfit("check --json --gpu sm_120 --driver 570.86 --site-packages " + site());
+  const CommandResult run = run_archfit(
+      {"check", "--json", "--gpu", "sm_120", "--driver", "570.86", "--site-packages", site()});
   ASSERT_EQ(run.exit_code, 1) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   EXPECT_EQ(doc["schema"], "archfit.check/1");
@@ -233,7 +239,7 @@ TEST_F(CliCheck, JsonNamesTheSchemaAndTheVerdict) {
 }
 
 TEST_F(CliCheck, UnknownGpuExitsTwoListingCloseNames) {
-  const CommandResult run = run_archfit("check --gpu 'RTX 5909' --site-packages " + site());
+  const CommandResult run = run_archfit({"check", "--gpu", "RTX 5909", "--site-packages", site()});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("GeForce RTX 5090"), std::string::npos) << run.out;
 }
@@ -241,7 +247,7 @@ TEST_F(CliCheck, UnknownGpuExitsTwoListingCloseNames) {
 TEST_F(CliCheck, NoGpuAndNoneGivenSaysSoAndExitsTwo) {
   // A machine with a GPU judges its own device; the no-GPU answer is checked
   // where there is none, as on the build machines.
-  const CommandResult run = run_archfit("check --site-packages " + site());
+  const CommandResult run = run_archfit({"check", "--site-packages", site()});
   if (run.out.find("GPU     none") == std::string::npos) GTEST_SKIP() << "this machine has a GPU";
   EXPECT_EQ(run.exit_code, 2) << run.out;
   // One sentence says why, and how to ask about a GPU; nothing is marked.
@@ -262,72 +268,97 @@ class CliBareCheck : public ScratchDir {
     if (!fs::exists(fs::path(ARCHFIT_DEMO_SITE) / "torch" / "version.py"))
       GTEST_SKIP() << "the demo environment was not built in " << ARCHFIT_DEMO_SITE;
     venv_ = dir_ / "venv";
-    fs::create_directories(venv_ / "lib" / "python3.12");
-    fs::create_directory_symlink(fs::absolute(ARCHFIT_DEMO_SITE),
-                                 venv_ / "lib" / "python3.12" / "site-packages");
-    fs::create_directories(venv_ / "bin");
-    std::ofstream(venv_ / "bin" / "python") << "#!/bin/sh\nexit 1\n";
-    fs::permissions(venv_ / "bin" / "python", fs::perms::owner_all);
+#ifdef _WIN32
+    // A venv as Windows lays it out: Lib\site-packages and Scripts\python.exe
+    // (never run: being there is enough).
+    site_ = venv_ / "Lib" / "site-packages";
+    python_ = venv_ / "Scripts" / "python.exe";
+    fs::create_directories(site_.parent_path());
+    fs::copy(ARCHFIT_DEMO_SITE, site_, fs::copy_options::recursive);
+    fs::create_directories(python_.parent_path());
+    std::ofstream(python_) << "";
+#else
+    site_ = venv_ / "lib" / "python3.12" / "site-packages";
+    python_ = venv_ / "bin" / "python";
+    fs::create_directories(site_.parent_path());
+    fs::create_directory_symlink(fs::absolute(ARCHFIT_DEMO_SITE), site_);
+    fs::create_directories(python_.parent_path());
+    std::ofstream(python_) << "#!/bin/sh\nexit 1\n";
+    fs::permissions(python_, fs::perms::owner_all);
+#endif
     fs::create_directories(dir_ / "elsewhere");
   }
   // From a folder with nothing in it, as a user in their home would.
-  CommandResult bare_check(const std::string& arguments) {
-    return run_archfit_with("cd " + quoted(dir_ / "elsewhere") +
-                                " && VIRTUAL_ENV=" + quoted(venv_) +
-                                " ARCHFIT_CACHE_DIR=" + quoted(dir_ / "cache") + " ",
-                            "check " + arguments);
+  CommandResult bare_check(std::vector<std::string> arguments) {
+    arguments.insert(arguments.begin(), "check");
+    return run_archfit(arguments,
+                       {{{"VIRTUAL_ENV", arg(venv_)}, {"ARCHFIT_CACHE_DIR", arg(dir_ / "cache")}},
+                        dir_ / "elsewhere"});
   }
   fs::path venv_;
+  fs::path site_;    // its site-packages
+  fs::path python_;  // its interpreter
 };
 
 TEST_F(CliBareCheck, JudgesTheActivatedVenvAndSaysSoFirst) {
-  const CommandResult run = bare_check("--gpu 'RTX 5090'");
+  const CommandResult run = bare_check({"--gpu", "RTX 5090"});
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_EQ(run.out.rfind("env     " + venv_.string() + "  ($VIRTUAL_ENV)\n", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("PyTorch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
   // A venv's own pip runs the plan.
-  const CommandResult plan = bare_check("--gpu 'RTX 5090' --plan");
-  EXPECT_NE(plan.out.find(venv_.string() + "/bin/python"), std::string::npos) << plan.out;
-  // ... and its closing check names the venv, for a shell where it is not activated.
+  const CommandResult plan = bare_check({"--gpu", "RTX 5090", "--plan"});
+  EXPECT_NE(plan.out.find(arg(python_)), std::string::npos) << plan.out;
+  // ... and its closing check names the venv, for a shell where it is not
+  // activated, quoted for the shell that runs the plan.
   const std::string closing = plan.out.substr(plan.out.rfind("archfit check"));
-  EXPECT_NE(closing.find("--site-packages '" +
-                         (venv_ / "lib" / "python3.12" / "site-packages").string() + "'"),
-            std::string::npos)
+#ifdef _WIN32
+  // A .bat file: cmd's double quotes, only where the path needs them.
+  EXPECT_TRUE(closing.find("--site-packages " + arg(site_)) != std::string::npos ||
+              closing.find("--site-packages \"" + arg(site_) + "\"") != std::string::npos)
       << closing;
+  EXPECT_EQ(closing.find('\''), std::string::npos) << closing;
+  EXPECT_EQ(plan.out.rfind("@echo off\n", 0), 0u) << plan.out;
+  // CRLF once: printed as its bytes, not through text mode's LF → CRLF.
+  EXPECT_EQ(plan.out.find('\r'), std::string::npos) << plan.out;
+#else
+  EXPECT_NE(closing.find("--site-packages '" + arg(site_) + "'"), std::string::npos) << closing;
+#endif
 }
 
 TEST_F(CliBareCheck, ASecondCheckReadsNoLibraryAndNoIndexReadsThemAll) {
   const auto scan_of = [](const CommandResult& run) {
     return nlohmann::json::parse(run.out.substr(run.out.find('{')))["scan"];
   };
-  const auto first = scan_of(bare_check("--gpu sm_120 --json"));
+  const auto first = scan_of(bare_check({"--gpu", "sm_120", "--json"}));
   ASSERT_GT(first["files"].get<int>(), 0) << first;
   EXPECT_EQ(first["reused"], 0) << first;
-  const auto second = scan_of(bare_check("--gpu sm_120 --json"));
+  const auto second = scan_of(bare_check({"--gpu", "sm_120", "--json"}));
   EXPECT_EQ(second["reused"], second["files"]) << second;
   EXPECT_GT(second["directories"].get<int>(), 0) << second;
   EXPECT_EQ(second["directories_reused"], second["directories"]) << second;
   EXPECT_TRUE(second["index_problem"].is_null()) << second;
-  const auto again = scan_of(bare_check("--gpu sm_120 --json --no-index"));
+  const auto again = scan_of(bare_check({"--gpu", "sm_120", "--json", "--no-index"}));
   EXPECT_EQ(again["reused"], 0) << again;
 }
 
 TEST_F(CliBareCheck, AVenvVariableNamingNoVenvExitsTwoSayingSo) {
   const CommandResult run =
-      run_archfit_with("VIRTUAL_ENV=" + quoted(dir_ / "elsewhere") + " ", "check --gpu sm_120");
+      run_archfit({"check", "--gpu", "sm_120"}, {{{"VIRTUAL_ENV", arg(dir_ / "elsewhere")}}});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("$VIRTUAL_ENV names " + (dir_ / "elsewhere").string()), std::string::npos)
       << run.out;
 }
 
 TEST(CliCheckOptions, APythonThatIsNotThereExitsTwoNamingIt) {
-  const CommandResult run = run_archfit("check --gpu 'RTX 5090' --python /nonexistent/bin/python3");
+  const CommandResult run =
+      run_archfit({"check", "--gpu", "RTX 5090", "--python", "/nonexistent/bin/python3"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("no Python at /nonexistent/bin/python3"), std::string::npos) << run.out;
 }
 
 TEST_F(CliCheck, PlanPrintsAScriptThatChecksAgainWithTheSameOptions) {
-  const CommandResult run = run_archfit("check --plan --gpu 'RTX 5090' --site-packages " + site());
+  const CommandResult run =
+      run_archfit({"check", "--plan", "--gpu", "RTX 5090", "--site-packages", site()});
   EXPECT_EQ(run.exit_code, 1) << run.out;  // the environment still fails until the plan is run
   EXPECT_EQ(run.out.rfind("#!/bin/sh\n", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.15.0"), std::string::npos) << run.out;
@@ -355,7 +386,7 @@ class CliWheel : public ScratchDir {
 };
 
 TEST_F(CliWheel, ScanListsTheWheelsLibraryByItsPathInsideTheWheel) {
-  const CommandResult run = run_archfit("scan --json " + quoted(wheel_));
+  const CommandResult run = run_archfit({"scan", "--json", arg(wheel_)});
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 1u) << run.out;
@@ -364,7 +395,7 @@ TEST_F(CliWheel, ScanListsTheWheelsLibraryByItsPathInsideTheWheel) {
 }
 
 TEST_F(CliWheel, CheckWheelFailsOnAnRtx5090AndNamesTheWheel) {
-  const CommandResult run = run_archfit("check --wheel " + quoted(wheel_) + " --gpu 'RTX 5090'");
+  const CommandResult run = run_archfit({"check", "--wheel", arg(wheel_), "--gpu", "RTX 5090"});
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("wheel   torch 2.5.1"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("torch 2.5.1  no-image"), std::string::npos) << run.out;
@@ -372,7 +403,7 @@ TEST_F(CliWheel, CheckWheelFailsOnAnRtx5090AndNamesTheWheel) {
 
 TEST_F(CliWheel, CheckWheelThatIsNotThereExitsTwo) {
   const CommandResult run =
-      run_archfit("check --wheel " + quoted(dir_ / "none.whl") + " --gpu H100");
+      run_archfit({"check", "--wheel", arg(dir_ / "none.whl"), "--gpu", "H100"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("none.whl"), std::string::npos) << run.out;
 }
@@ -384,7 +415,7 @@ TEST_F(CliWheel, ScanOfAWheelWhoseMembersOverlapExitsOneAndSaysSo) {
   std::vector<std::string> names;
   for (int i = 0; i < 32; ++i) names.push_back("bomb/lib" + std::to_string(i) + ".so");
   archfit::test::write_overlapping_zip(bomb, names, std::string(1 << 20, '\0'));
-  const CommandResult run = run_archfit("scan " + quoted(bomb));
+  const CommandResult run = run_archfit({"scan", arg(bomb)});
   EXPECT_EQ(run.exit_code, 1) << run.out;
   EXPECT_NE(run.out.find("its 32 members claim"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("the members overlap (a zip bomb)"), std::string::npos) << run.out;
@@ -403,9 +434,9 @@ TEST_F(CliWheel, AMemberPastTheBudgetIsAProblemForScanAndUnknownForCheck) {
                            {{"torch/lib/libtorch_cuda.so", archfit::test::file_content(library)},
                             {"torch/lib/libbomb.so", std::string(8u << 20, '\0')},
                             {"torch-2.5.1.dist-info/METADATA", "Name: torch\nVersion: 2.5.1\n"}});
-  const std::string limit = "ARCHFIT_WHEEL_MAX_BYTES=" + std::to_string(cap) + " ";
+  const RunPlace limit{{{"ARCHFIT_WHEEL_MAX_BYTES", std::to_string(cap)}}};
 
-  const CommandResult scan = run_archfit_with(limit, "scan " + quoted(wheel));
+  const CommandResult scan = run_archfit({"scan", arg(wheel)}, limit);
   EXPECT_EQ(scan.exit_code, 1) << scan.out;
   EXPECT_NE(scan.out.find("libbomb.so: not read: its 8388608 bytes uncompressed would take the "
                           "archive past its decompression budget of " +
@@ -414,7 +445,7 @@ TEST_F(CliWheel, AMemberPastTheBudgetIsAProblemForScanAndUnknownForCheck) {
       << scan.out;
 
   const CommandResult check =
-      run_archfit_with(limit, "check --no-index --wheel " + quoted(wheel) + " --gpu H100");
+      run_archfit({"check", "--no-index", "--wheel", arg(wheel), "--gpu", "H100"}, limit);
   EXPECT_EQ(check.exit_code, 2) << check.out;
   EXPECT_NE(check.out.find("unknown: " + wheel.string() + "!/torch/lib/libbomb.so: not read"),
             std::string::npos)
@@ -423,12 +454,13 @@ TEST_F(CliWheel, AMemberPastTheBudgetIsAProblemForScanAndUnknownForCheck) {
 
   // Without the lowered cap the 8 MiB member is read (the floor allows it),
   // and the wheel is judged whole.
-  EXPECT_EQ(run_archfit("check --no-index --wheel " + quoted(wheel) + " --gpu H100").exit_code, 0);
+  EXPECT_EQ(run_archfit({"check", "--no-index", "--wheel", arg(wheel), "--gpu", "H100"}).exit_code,
+            0);
 }
 
 TEST_F(CliWheel, AMalformedBudgetVariableIsNamedAndTheDefaultKept) {
   const CommandResult run =
-      run_archfit_with("ARCHFIT_WHEEL_MAX_RATIO=lots ", "scan " + quoted(wheel_));
+      run_archfit({"scan", arg(wheel_)}, {{{"ARCHFIT_WHEEL_MAX_RATIO", "lots"}}});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_NE(run.out.find("ARCHFIT_WHEEL_MAX_RATIO=lots is not a whole number above 0; using 32"),
             std::string::npos)
@@ -436,7 +468,7 @@ TEST_F(CliWheel, AMalformedBudgetVariableIsNamedAndTheDefaultKept) {
 }
 
 TEST_F(CliWheel, ProgressIsSilentForAScanUnderASecond) {
-  const CommandResult run = run_archfit("scan --progress " + quoted(wheel_));
+  const CommandResult run = run_archfit({"scan", "--progress", arg(wheel_)});
   EXPECT_EQ(run.exit_code, 0) << run.out;
   EXPECT_EQ(run.out.find("archfit: scanning"), std::string::npos) << run.out;
 }
@@ -444,9 +476,16 @@ TEST_F(CliWheel, ProgressIsSilentForAScanUnderASecond) {
 // --confirm with the test-only driver on the loader path, as a user's machine
 // has the real one: one RTX 4090.
 TEST_F(CliCheck, ConfirmAsksTheDriverAndSaysItAgrees) {
-  const std::string driver = std::string("LD_LIBRARY_PATH=") + quoted(ARCHFIT_FAKE_CUDA_DIR) +
-                             " ARCHFIT_FAKE_CUDA_DEVICES='NVIDIA GeForce RTX 4090,8.9,1' ";
-  const CommandResult run = run_archfit_with(driver, "check --confirm --site-packages " + site());
+#ifdef _WIN32
+  // nvcuda.dll as the loader finds it on PATH: the test-only one first.
+  const char* const path = std::getenv("PATH");
+  const RunPlace driver{{{"PATH", std::string(ARCHFIT_FAKE_CUDA_DIR) + ";" + (path ? path : "")},
+                         {"ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1"}}};
+#else
+  const RunPlace driver{{{"LD_LIBRARY_PATH", ARCHFIT_FAKE_CUDA_DIR},
+                         {"ARCHFIT_FAKE_CUDA_DEVICES", "NVIDIA GeForce RTX 4090,8.9,1"}}};
+#endif
+  const CommandResult run = run_archfit({"check", "--confirm", "--site-packages", site()}, driver);
   EXPECT_EQ(run.exit_code, 1) << run.out;  // fastops' compute_90 PTX cannot run on 8.9
   EXPECT_NE(run.out.find("GPU     NVIDIA GeForce RTX 4090"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("driver check (--confirm): 2 containers loaded or refused, 0 disagreeing"),
@@ -463,24 +502,39 @@ class CliCheckNothingRead : public ScratchDir {};
 
 TEST_F(CliCheckNothingRead, AnEmptyFolderIsUnknownNotFits) {
   fs::create_directories(dir_ / "empty");
-  const CommandResult run = run_archfit("check --gpu 'RTX 5090' " + quoted(dir_ / "empty"));
+  const CommandResult run = run_archfit({"check", "--gpu", "RTX 5090", arg(dir_ / "empty")});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("an empty folder, with nothing in it to judge"), std::string::npos)
       << run.out;
 }
 
 TEST_F(CliCheckNothingRead, APseudoFilesystemIsUnknownNotFits) {
-  const CommandResult run = run_archfit("check --gpu 'RTX 5090' /proc/self/fd");
+#ifdef _WIN32
+  GTEST_SKIP() << "Windows has no /proc";
+#endif
+  const CommandResult run = run_archfit({"check", "--gpu", "RTX 5090", "/proc/self/fd"});
   EXPECT_EQ(run.exit_code, 2) << run.out;
   EXPECT_NE(run.out.find("kernel pseudo-filesystem"), std::string::npos) << run.out;
 }
 
 TEST_F(CliCheckNothingRead, AFileThatCannotBeOpenedIsUnknownNotFits) {
-  if (::geteuid() == 0) GTEST_SKIP() << "root opens any file";
   const fs::path library = write("libhidden.so",
                                  "\x7f"
                                  "ELF");
+#ifdef _WIN32
+  // Held open by another process with no sharing, as an antivirus scanner
+  // or an installer holds a DLL: a sharing violation for archfit.
+  const HANDLE held = ::CreateFileW(library.c_str(), GENERIC_READ, 0, nullptr, OPEN_EXISTING,
+                                    FILE_ATTRIBUTE_NORMAL, nullptr);
+  ASSERT_NE(held, INVALID_HANDLE_VALUE);
+#else
+  if (::geteuid() == 0) GTEST_SKIP() << "root opens any file";
   fs::permissions(library, fs::perms::none);
-  const CommandResult run = run_archfit("check --gpu 'RTX 5090' " + quoted(dir_));
+#endif
+  const CommandResult run = run_archfit({"check", "--gpu", "RTX 5090", arg(dir_)});
+#ifdef _WIN32
+  ::CloseHandle(held);
+#endif
   EXPECT_EQ(run.exit_code, 2) << run.out;
+  EXPECT_NE(run.out.find("libhidden.so"), std::string::npos) << run.out;
 }

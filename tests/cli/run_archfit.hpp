@@ -1,12 +1,16 @@
 #pragma once
-// Runs the archfit command as a user would, for the CLI tests.
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
+// Runs the archfit command as a user would, for the CLI tests: the same
+// program with the same arguments on Linux and, cross-built, under Wine
+// (tests/windows). Through archfit's own sys::run_program, never a shell:
+// each argument reaches archfit exactly as written here, quotes and all,
+// whatever OS parses command lines.
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include "sys/run_program.hpp"
 
 struct CommandResult {
   int exit_code = -1;
@@ -14,50 +18,54 @@ struct CommandResult {
   std::string err;  // run_archfit_apart only
 };
 
-inline std::string read_all(FILE* stream) {
-  std::string text;
-  std::array<char, 4096> buffer{};
-  for (size_t n; (n = std::fread(buffer.data(), 1, buffer.size(), stream)) > 0;)
-    text.append(buffer.data(), n);
-  return text;
-}
+// Variables set for the command over this process's environment; a variable
+// set to "" is there and empty, as `VAR= archfit …` leaves it.
+using Environment = std::vector<std::pair<std::string, std::string>>;
 
-// Runs `command` with sh and captures its stdout and exit code.
-inline CommandResult run_shell_command(const std::string& command) {
-  CommandResult run;
-  FILE* pipe = ::popen(command.c_str(), "r");
-  if (!pipe) return run;
-  run.out = read_all(pipe);
-  const int status = ::pclose(pipe);
-  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return run;
-}
+struct RunPlace {
+  Environment environment;
+  std::filesystem::path working_directory;  // empty: this process's
+};
 
-// Runs the archfit command with `arguments` (already shell-quoted) and
-// captures stdout; stderr goes to stdout too so failures show in the test log.
-// `environment`: assignments put before the command, e.g. "VAR=value ".
-inline CommandResult run_archfit_with(const std::string& environment,
-                                      const std::string& arguments) {
-  return run_shell_command(environment + std::string(ARCHFIT_CLI) + " " + arguments + " 2>&1");
-}
-
-// Like run_archfit_with, but stdout alone in `out`, and stderr in `err`
-// (through a file named after this process).
-inline CommandResult run_archfit_apart(const std::string& environment,
-                                       const std::string& arguments) {
-  const std::string err_file = (std::filesystem::temp_directory_path() /
-                                ("archfit_cli_stderr_" + std::to_string(::getpid())))
-                                   .string();
-  CommandResult run = run_shell_command(environment + std::string(ARCHFIT_CLI) + " " + arguments +
-                                        " 2>'" + err_file + "'");
-  if (FILE* err = std::fopen(err_file.c_str(), "r")) {
-    run.err = read_all(err);
-    std::fclose(err);
+// Runs `program` with `arguments`; stderr joins stdout (in `out`) unless
+// `apart`, when it comes back in `err`. A hang is stopped after ten minutes
+// and reads as exit code -1, so that the test fails instead of CI.
+inline CommandResult run_test_program(const std::filesystem::path& program,
+                                      const std::vector<std::string>& arguments,
+                                      const RunPlace& place, bool apart) {
+  archfit::sys::ProgramOptions options;
+  options.timeout = std::chrono::minutes(10);
+  options.standard_error =
+      apart ? archfit::sys::StandardError::captured : archfit::sys::StandardError::merged;
+  options.environment = place.environment;
+  options.working_directory = place.working_directory;
+  archfit::sys::ProgramResult ran = archfit::sys::run_program(program, arguments, options);
+#ifdef _WIN32
+  // The C runtime ends a line with CRLF on a Windows pipe, as Windows tools
+  // do; the expectations are written once, with LF.
+  for (std::string* text : {&ran.output, &ran.error_output}) {
+    std::string lf;
+    for (size_t i = 0; i < text->size(); ++i)
+      if (!((*text)[i] == '\r' && i + 1 < text->size() && (*text)[i + 1] == '\n')) lf += (*text)[i];
+    *text = std::move(lf);
   }
-  std::remove(err_file.c_str());
-  return run;
+#endif
+  return {ran.exited ? ran.exit_status : -1, ran.output, ran.error_output};
 }
 
-inline CommandResult run_archfit(const std::string& arguments) {
-  return run_archfit_with("", arguments);
+inline CommandResult run_archfit(const std::vector<std::string>& arguments,
+                                 const RunPlace& place = {}) {
+  return run_test_program(ARCHFIT_CLI, arguments, place, false);
+}
+
+// Like run_archfit, but stdout alone in `out` and stderr in `err`.
+inline CommandResult run_archfit_apart(const std::vector<std::string>& arguments,
+                                       const RunPlace& place = {}) {
+  return run_test_program(ARCHFIT_CLI, arguments, place, true);
+}
+
+// A path as one argument, in UTF-8 (what archfit takes on every OS).
+inline std::string arg(const std::filesystem::path& path) {
+  const std::u8string text = path.u8string();
+  return std::string(text.begin(), text.end());
 }

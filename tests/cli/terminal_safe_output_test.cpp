@@ -19,6 +19,10 @@ TEST(TerminalSafeOutput, ControlBytesAndBytesThatAreNotUtf8AreShownAsHex) {
                                 "2Jb",
                                 false),
             "a\\xc2\\x9b2Jb");
+  // A CRLF line end (a .bat plan for a Windows environment) passes; a CR
+  // anywhere else is escaped.
+  EXPECT_EQ(escape_for_terminal("@echo off\r\nrem\r\r\n\rx", false),
+            "@echo off\r\nrem\\x0d\r\n\\x0dx");
   // What is plain text stays as it is: tabs, newlines, UTF-8.
   EXPECT_EQ(escape_for_terminal("caf\xc3\xa9\t\xe2\x82\xac\n", false),
             "caf\xc3\xa9\t\xe2\x82\xac\n");

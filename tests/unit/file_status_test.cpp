@@ -3,6 +3,7 @@
 // one file — the questions the tree walk, the cache and NVRTC discovery ask
 // of the OS through one seam.
 #include "sys/file_status.hpp"
+#include "made_links.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -30,22 +31,8 @@ class FileStatusTest : public ::testing::Test {
   fs::path dir_;
 };
 
-// Windows makes symbolic links only with a privilege or developer mode, and
-// Wine makes none: there these tests have nothing to read.
-constexpr const char* kNoLinks = "this system makes no symbolic links here";
-template <typename Make>
-bool made_links(Make make) {
-  try {
-    make();
-    return true;
-  } catch (const fs::filesystem_error&) {
-#ifdef _WIN32
-    return false;
-#else
-    throw;
-#endif
-  }
-}
+using archfit::testing::kNoLinks;
+using archfit::testing::made_links;
 
 TEST_F(FileStatusTest, AFileADirectoryAndALinkAreToldApart) {
   const fs::path file = dir_ / "lib.so";

@@ -56,7 +56,7 @@ CheckReport failing_report() {
 
 TEST(Plan, BacksUpThenReplacesEachFailureWithTheEnvironmentsPipThenChecksAgain) {
   const std::string plan =
-      render_plan(failing_report(), {"/venv/bin/python", "archfit check --gpu 'RTX 5090'"});
+      render_plan(failing_report(), {"/venv/bin/python", {{"--gpu", "RTX 5090"}}});
   EXPECT_EQ(plan.rfind("#!/bin/sh\n", 0), 0u);
   // The interpreter single-quoted: a path holding $(…) stays a path.
   EXPECT_NE(plan.find("if [ -z \"${PYTHON:-}\" ]; then PYTHON='/venv/bin/python'; fi"),
@@ -82,8 +82,7 @@ TEST(Plan, BacksUpThenReplacesEachFailureWithTheEnvironmentsPipThenChecksAgain) 
 TEST(Plan, IsAValidShellScript) {
   const auto path = std::filesystem::temp_directory_path() /
                     ("archfit_plan_" + std::to_string(::getpid()) + ".sh");
-  std::ofstream(path) << render_plan(failing_report(),
-                                     {"", "archfit check --gpu " + shell_quote("it's")});
+  std::ofstream(path) << render_plan(failing_report(), {"", {{"--gpu", "it's"}}});
   const int status = std::system(("sh -n " + path.string()).c_str());
   std::filesystem::remove(path);
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "sh -n rejected the plan";
@@ -108,8 +107,8 @@ TEST(Plan, AWindowsEnvironmentsPlanIsABatchFileForCmd) {
   report.stacks[0].fix.shell = "cmd";
   report.stacks[1].fix.commands = {};
   report.stacks[1].fix.shell = "cmd";
-  const std::string plan = render_plan(
-      report, {"/mnt/c/ComfyUI_windows_portable/python_embeded/python.exe", "archfit check"});
+  const std::string plan =
+      render_plan(report, {"/mnt/c/ComfyUI_windows_portable/python_embeded/python.exe", {}});
   EXPECT_EQ(plan.rfind("@echo off\r\n", 0), 0u) << plan;
   EXPECT_NE(plan.find(python + " -m pip freeze > archfit-backup.txt || exit /b 1\r\n"),
             std::string::npos)
@@ -126,6 +125,25 @@ TEST(Plan, AWindowsEnvironmentsPlanIsABatchFileForCmd) {
     EXPECT_EQ(plan[at - 1], '\r') << "a line without CR at " << at;
 }
 
+// The check it runs again is cmd's too: double quotes where a word needs
+// them (cmd reads '…' as part of the word), paths as Windows names them.
+// Found under Wine (issue 35): the .bat plan ended with sh's quoting.
+TEST(Plan, TheBatchFilesCheckAgainIsQuotedForCmd) {
+  CheckReport report = failing_report();
+  report.stacks[0].fix.shell = "cmd";
+  report.stacks[1].fix.shell = "cmd";
+  const std::string plan = render_plan(
+      report, {"C:\\venv\\Scripts\\python.exe",
+               {{"--gpu", "RTX 5090"},
+                {"--site-packages", "/mnt/c/Users/O'Brien/venv/Lib/site-packages", true}}});
+  EXPECT_NE(plan.find("\r\narchfit check --gpu \"RTX 5090\" --site-packages "
+                      "\"C:\\Users\\O'Brien\\venv\\Lib\\site-packages\"\r\n"),
+            std::string::npos)
+      << plan;
+  const std::string sh = render_plan(failing_report(), {"", {{"--gpu", "RTX 5090"}}});
+  EXPECT_NE(sh.find("\narchfit check --gpu 'RTX 5090'\n"), std::string::npos) << sh;
+}
+
 // Issue 34 row 4a: cmd.exe expands %NAME% and %~… on every line of a .bat
 // file, `rem` lines included; %% is its literal %. A portable folder named
 // with a % is written doubled wherever the plan names it, so the plan runs
@@ -138,7 +156,7 @@ TEST(Plan, APercentInAWindowsPathIsDoubledEverywhereInTheBatchFile) {
   report.stacks[0].fix.shell = "cmd";
   report.stacks[1].fix.shell = "cmd";
   const std::string plan = render_plan(report, {"/mnt/c/a%PATH%b/python_embeded/python.exe",
-                                                "archfit check --comfyui \"C:\\a%PATH%b\""});
+                                                {{"--comfyui", "/mnt/c/a%PATH%b", true}}});
   EXPECT_NE(plan.find("\"C:\\a%%PATH%%b\\python_embeded\\python.exe\" -m pip freeze"),
             std::string::npos)
       << plan;

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -26,6 +27,10 @@ struct Shell {
   const char* variables_printed;
   std::vector<std::string> run_for_long;
   const char* missing_program;
+  std::vector<std::string> print_folder;  // the folder it runs in
+  // More to stderr than a pipe holds, and a line to stdout: a reader that
+  // reads one pipe to its end before the other would wait for good.
+  std::vector<std::string> flood_stderr_then_print;
 };
 
 #ifdef _WIN32
@@ -35,7 +40,12 @@ const Shell kShell{"C:\\windows\\system32\\cmd.exe",
                    {"/c", "echo %ARCHFIT_RUN_PROGRAM_KEPT%^|%ARCHFIT_RUN_PROGRAM_REPLACED%"},
                    "kept|new\r\n",
                    {"/c", "for /L %i in (1,1,2000000000) do rem"},
-                   "C:\\no\\such\\program.exe"};
+                   "C:\\no\\such\\program.exe",
+                   {"/c", "cd"},
+                   // stdout first: Wine's cmd mishandles a redirected ( … ) block.
+                   {"/c",
+                    "echo out& for /L %i in (1,1,3000) do @echo line %i of stderr, to fill a "
+                    "pipe past its 64 KiB>&2"}};
 #else
 const Shell kShell{
     "/bin/sh",
@@ -47,14 +57,17 @@ const Shell kShell{
     // Replaced, not given twice.
     "kept|new|Modèles 模型|1\n",
     {"-c", "sleep 30"},
-    "/no/such/program"};
+    "/no/such/program",
+    {"-c", "pwd"},
+    {"-c",
+     "seq 1 3000 | sed 's/.*/line & of stderr, to fill a pipe past its 64 KiB/' >&2; echo out"}};
 #endif
 
 }  // namespace
 
 TEST(RunProgram, CapturesOutputAndExitStatus) {
   ProgramOptions options;
-  options.merge_stderr = true;
+  options.standard_error = StandardError::merged;
   const auto result = run_program(kShell.program, kShell.print_and_exit_3, options);
   EXPECT_TRUE(result.exited);
   EXPECT_EQ(result.exit_status, 3);
@@ -86,4 +99,30 @@ TEST(RunProgram, AProgramPastItsTimeLimitIsStopped) {
 
 TEST(RunProgram, AProgramThatIsNotThereCannotBeStarted) {
   EXPECT_THROW(run_program(kShell.missing_program, {}), std::system_error);
+}
+
+TEST(RunProgram, StderrCapturedApartLeavesStdoutWhole) {
+  ProgramOptions options;
+  options.standard_error = StandardError::captured;
+  const auto result = run_program(kShell.program, kShell.flood_stderr_then_print, options);
+  ASSERT_TRUE(result.succeeded()) << result.output;
+  EXPECT_EQ(result.output.substr(0, 3), "out");
+  EXPECT_GT(result.error_output.size(), size_t{65536});
+  EXPECT_NE(result.error_output.find("line 3000 of stderr"), std::string::npos);
+  EXPECT_EQ(result.error_output.find("out"), std::string::npos);
+}
+
+TEST(RunProgram, StartsInTheFolderItIsGiven) {
+  const std::filesystem::path folder =
+      std::filesystem::temp_directory_path() / "archfit run_program folder";
+  std::filesystem::create_directories(folder);
+  ProgramOptions options;
+  options.working_directory = folder;
+  const auto result = run_program(kShell.program, kShell.print_folder, options);
+  std::filesystem::remove_all(folder);
+  ASSERT_TRUE(result.succeeded()) << result.output;
+  // Both print it without a trailing separator, and a line end after.
+  const std::u8string expected = folder.u8string();
+  EXPECT_EQ(result.output.substr(0, result.output.find_first_of("\r\n")),
+            std::string(expected.begin(), expected.end()));
 }

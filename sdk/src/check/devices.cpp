@@ -4,7 +4,9 @@
 
 #include "env/cuda_driver.hpp"
 #include "kb/kb_error.hpp"
+#include "sys/driver_library.hpp"
 #include "sys/machine.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -12,7 +14,9 @@ namespace {
 
 // One sentence: why there is nothing to judge against.
 std::string why_no_gpu(const env::DriverProbe& probe) {
-  if (!probe.library) return "no NVIDIA driver is installed here (libcuda.so.1 cannot be loaded)";
+  if (!probe.library)
+    return "no NVIDIA driver is installed here (" +
+           sys::utf8_of(sys::default_driver_libraries().front()) + " cannot be loaded)";
   if (probe.findings.empty()) return "the driver reports no GPU";
   std::string why = probe.findings.front();
   if (!why.empty() && why.back() == '.') why.pop_back();

@@ -143,6 +143,8 @@ std::string segment_for(const std::vector<std::string>& words, const CommandTarg
 
 }  // namespace
 
+std::string quoted_word(const std::string& word, Shell shell) { return quoted(word, shell); }
+
 std::string windows_path(const std::filesystem::path& path) {
   std::string text = path.generic_string();
   if (text.size() >= 6 && text.starts_with("/mnt/") &&

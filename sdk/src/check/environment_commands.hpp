@@ -28,6 +28,9 @@ enum class Shell {
 // other path with its separators turned (what was read is all there is).
 std::string windows_path(const std::filesystem::path& path);
 
+// One word as `shell` reads it back unchanged, quoted only where it must be.
+std::string quoted_word(const std::string& word, Shell shell);
+
 // `plain` in `shell` for `target`: pip run as `"<python>" -m pip`, the
 // folder change and the variable assignments in that shell's words, every
 // word quoted as that shell needs. A command that does not run pip, or a

@@ -108,9 +108,16 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   BundleResult result;
   result.fatbinary = request.fatbinary.empty() ? find_fatbinary({}) : request.fatbinary;
   if (result.fatbinary.empty()) {
+    // The places find_fatbinary searched, as this OS writes them.
+#ifdef _WIN32
     throw BundleError(
-        "no fatbinary found (ARCHFIT_FATBINARY, CUDA_HOME/bin, /usr/local/cuda/bin, PATH); it "
-        "comes with the CUDA toolkit, or the nvidia-cuda-nvcc wheel");
+        "no fatbinary.exe found (ARCHFIT_FATBINARY, CUDA_HOME\\bin, CUDA_PATH\\bin, PATH); it "
+        "comes with the CUDA toolkit");
+#else
+    throw BundleError(
+        "no fatbinary found (ARCHFIT_FATBINARY, CUDA_HOME/bin, CUDA_PATH/bin, /usr/local/cuda/bin, "
+        "PATH); it comes with the CUDA toolkit, or the nvidia-cuda-nvcc wheel");
+#endif
   }
   for (const auto& arch : request.archs) fatbinary_kind(arch);  // reject bad names up front
 
@@ -138,7 +145,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   const unsigned jobs = request.jobs ? request.jobs : binary::default_threads();
   sys::ProgramOptions options;
   options.timeout = kCompileLimit;
-  options.merge_stderr = true;  // NVRTC's log, on a failure
+  options.standard_error = sys::StandardError::merged;  // NVRTC's log, on a failure
   options.environment = child_environment(settings);
   binary::parallel_for(request.archs.size(), jobs, [&](size_t i) {
     const std::string& arch = request.archs[i];
@@ -173,7 +180,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   }
   sys::ProgramOptions pack;
   pack.timeout = kCompileLimit;
-  pack.merge_stderr = true;
+  pack.standard_error = sys::StandardError::merged;
   const sys::ProgramResult packed = sys::run_program(result.fatbinary, args, pack);
   if (!packed.succeeded()) {
     throw BundleError(sys::utf8_of(result.fatbinary) + " failed (" +

@@ -119,7 +119,7 @@ sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& man
   fs::remove(answer_file, ignored);
   sys::ProgramOptions options;
   options.timeout = limits.time_limit;
-  options.merge_stderr = true;
+  options.standard_error = sys::StandardError::merged;
   options.max_output = limits.max_message_bytes + 1;
   options.max_memory = kPluginMemoryLimit;
   const sys::ProgramResult ran =

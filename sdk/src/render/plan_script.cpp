@@ -86,7 +86,15 @@ std::string render_batch_plan(const check::CheckReport& report, const PlanContex
     ++steps;
   }
   if (steps == 0) out << "rem nothing fails: nothing to replace\r\n";
-  out << "\r\nrem 3. Check again.\r\n" << batch_literal(context.verify_command) << "\r\n";
+  out << "\r\nrem 3. Check again.\r\narchfit check";
+  for (const PlanArgument& argument : context.verify_arguments) {
+    if (!argument.option.empty()) out << ' ' << argument.option;
+    out << ' '
+        << batch_literal(check::quoted_word(
+               argument.path ? check::windows_path(argument.value) : argument.value,
+               check::Shell::cmd));
+  }
+  out << "\r\n";
   return out.str();
 }
 
@@ -129,7 +137,12 @@ std::string render_plan(const check::CheckReport& report, const PlanContext& con
     ++steps;
   }
   if (steps == 0) out << "# nothing fails: nothing to replace\n";
-  out << "\n# 3. Check again.\n" << context.verify_command << "\n";
+  out << "\n# 3. Check again.\narchfit check";
+  for (const PlanArgument& argument : context.verify_arguments) {
+    if (!argument.option.empty()) out << ' ' << argument.option;
+    out << ' ' << shell_quote(argument.value);
+  }
+  out << "\n";
   return out.str();
 }
 

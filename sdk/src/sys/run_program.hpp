@@ -5,6 +5,8 @@
 // with whatever it started, no file of this process's beyond stdin, stdout
 // and stderr, every signal at its default action and none blocked. It never
 // forks this process, so a threaded host may call it from any thread.
+// Callers: the plugin helper, `jit bundle`'s compiles, and the CLI tests,
+// which run `archfit` as a user would, on both OSes, without a shell.
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -28,7 +30,8 @@ struct ProgramResult {
   // It ended but could not be waited for (the host ignores SIGCHLD): how
   // it ended is unknown; `output` is all it wrote.
   bool status_unknown = false;
-  std::string output;  // stdout (and stderr, when merged), up to the limit
+  std::string output;        // stdout (and stderr, when merged), up to the limit
+  std::string error_output;  // stderr, when captured apart, up to the limit
 
   bool succeeded() const { return exited && exit_status == 0; }
   // "exit status 1", "killed by signal 9", "stopped after 20000 ms",
@@ -36,10 +39,19 @@ struct ProgramResult {
   std::string how_it_ended(std::chrono::milliseconds timeout) const;
 };
 
+// Where the program's stderr goes.
+enum class StandardError {
+  inherited,  // where this process's goes
+  merged,     // into `output`, with stdout, in the order written
+  captured,   // into `error_output`, apart from stdout (a JSON answer on stdout stays whole)
+};
+
 struct ProgramOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(60);
-  bool merge_stderr = false;      // false: stderr goes where this process's goes
-  size_t max_output = 16u << 20;  // what is read beyond it is dropped
+  StandardError standard_error = StandardError::inherited;
+  size_t max_output = 16u << 20;  // for each of output and error_output; beyond it is dropped
+  // The folder it starts in; empty: this process's current folder.
+  std::filesystem::path working_directory;
   // Variables set in the program's environment, over this process's own
   // ({"ARCHFIT_CACHE_DIR", "/srv/kernels"}); values in UTF-8.
   std::vector<std::pair<std::string, std::string>> environment;

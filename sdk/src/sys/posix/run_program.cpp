@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <optional>
 #include <string_view>
 #include <system_error>
 
@@ -16,20 +17,57 @@ extern char** environ;
 
 namespace archfit::sys {
 
+namespace {
+
+// A pipe whose ends this process closes on exec; the child gets its write end
+// by dup2, which clears that flag on the copy.
+struct Pipe {
+  int read_end = -1;
+  int write_end = -1;
+  Pipe() {
+    int fds[2];
+    if (::pipe2(fds, O_CLOEXEC) != 0)
+      throw std::system_error(errno, std::generic_category(), "cannot create a pipe");
+    read_end = fds[0];
+    write_end = fds[1];
+  }
+  Pipe(const Pipe&) = delete;
+  Pipe& operator=(const Pipe&) = delete;
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  void close_read() {
+    if (read_end >= 0) ::close(read_end);
+    read_end = -1;
+  }
+  void close_write() {
+    if (write_end >= 0) ::close(write_end);
+    write_end = -1;
+  }
+};
+
+}  // namespace
+
 ProgramResult run_program(const std::filesystem::path& program,
                           const std::vector<std::string>& args, const ProgramOptions& options) {
-  int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
-    throw std::system_error(errno, std::generic_category(), "cannot create a pipe");
+  Pipe output;
+  std::optional<Pipe> error_output;
+  if (options.standard_error == StandardError::captured) error_output.emplace();
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDOUT_FILENO);
-  if (options.merge_stderr) posix_spawn_file_actions_adddup2(&actions, pipe_fds[1], STDERR_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, output.write_end, STDOUT_FILENO);
+  if (options.standard_error == StandardError::merged)
+    posix_spawn_file_actions_adddup2(&actions, output.write_end, STDERR_FILENO);
+  if (error_output)
+    posix_spawn_file_actions_adddup2(&actions, error_output->write_end, STDERR_FILENO);
   posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
   // Nothing else of this process's: a host's sockets, pipes and files not
   // marked close-on-exec stay with the host (a program that leaves a
   // process behind would keep them open long after it).
   posix_spawn_file_actions_addclosefrom_np(&actions, STDERR_FILENO + 1);
+  if (!options.working_directory.empty())
+    posix_spawn_file_actions_addchdir_np(&actions, options.working_directory.c_str());
   std::vector<std::string> argv_storage{program.string()};
   argv_storage.insert(argv_storage.end(), args.begin(), args.end());
   std::vector<char*> argv;
@@ -68,34 +106,50 @@ ProgramResult run_program(const std::filesystem::path& program,
       ::posix_spawn(&pid, program.c_str(), &actions, &attributes, argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attributes);
-  ::close(pipe_fds[1]);
-  if (spawned != 0) {
-    ::close(pipe_fds[0]);
+  output.close_write();
+  if (error_output) error_output->close_write();
+  if (spawned != 0)
     throw std::system_error(spawned, std::generic_category(), "cannot run " + program.string());
-  }
   ProgramResult result;
+  // Both pipes read as they fill: a program that writes much to one while
+  // this process waits on the other would otherwise block for good.
+  struct Stream {
+    int fd;
+    std::string* text;
+  };
+  std::vector<Stream> open_streams{{output.read_end, &result.output}};
+  if (error_output) open_streams.push_back({error_output->read_end, &result.error_output});
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
-  for (;;) {
+  while (!open_streams.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       result.timed_out = true;
       break;
     }
-    pollfd readable{pipe_fds[0], POLLIN, 0};
-    const int ready = ::poll(&readable, 1, static_cast<int>(left.count()));
+    std::vector<pollfd> readable;
+    for (const Stream& stream : open_streams) readable.push_back({stream.fd, POLLIN, 0});
+    const int ready = ::poll(readable.data(), readable.size(), static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) {
       result.timed_out = ready == 0;
       break;
     }
-    char buffer[65536];
-    const ssize_t n = ::read(pipe_fds[0], buffer, sizeof buffer);
-    if (n <= 0) break;
-    if (result.output.size() < options.max_output)
-      result.output.append(buffer, static_cast<size_t>(n));
+    for (size_t i = readable.size(); i-- > 0;) {
+      if (readable[i].revents == 0) continue;
+      char buffer[65536];
+      const ssize_t n = ::read(open_streams[i].fd, buffer, sizeof buffer);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) {
+        open_streams.erase(open_streams.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      std::string& text = *open_streams[i].text;
+      if (text.size() < options.max_output) text.append(buffer, static_cast<size_t>(n));
+    }
   }
-  ::close(pipe_fds[0]);
+  output.close_read();
+  if (error_output) error_output->close_read();
   if (result.timed_out) ::kill(-pid, SIGKILL);
   int status = 0;
   pid_t reaped = 0;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cwchar>
+#include <functional>
 #include <string_view>
 #include <system_error>
 #include <thread>
@@ -58,9 +59,19 @@ ProgramResult run_program(const std::filesystem::path& program,
   ::SetHandleInformation(read_end.get(), HANDLE_FLAG_INHERIT, 0);
   Handle null_input(::CreateFileW(L"NUL", GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE,
                                   &inheritable, OPEN_EXISTING, 0, nullptr));
-  Handle error_copy;
+  // stderr: the pipe of stdout (merged), a pipe of its own (captured), or a
+  // copy of this process's own (inherited).
+  Handle error_read_end, error_copy;
   HANDLE error_target = write_end.get();
-  if (!options.merge_stderr) {
+  if (options.standard_error == StandardError::captured) {
+    HANDLE error_read_raw = nullptr, error_write_raw = nullptr;
+    if (!::CreatePipe(&error_read_raw, &error_write_raw, &inheritable, 0))
+      fail("cannot create a pipe");
+    error_read_end.reset(error_read_raw);
+    error_copy.reset(error_write_raw);
+    ::SetHandleInformation(error_read_end.get(), HANDLE_FLAG_INHERIT, 0);
+    error_target = error_copy.get();
+  } else if (options.standard_error == StandardError::inherited) {
     HANDLE copy = nullptr;
     const HANDLE own = ::GetStdHandle(STD_ERROR_HANDLE);
     if (own != nullptr && own != INVALID_HANDLE_VALUE &&
@@ -126,12 +137,13 @@ ProgramResult run_program(const std::filesystem::path& program,
   }
 
   PROCESS_INFORMATION process{};
-  const BOOL started =
-      ::CreateProcessW(os_path(program).c_str(), command_line.data(), nullptr, nullptr, TRUE,
-                       CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT |
-                           CREATE_UNICODE_ENVIRONMENT,
-                       environment_block.empty() ? nullptr : environment_block.data(), nullptr,
-                       &startup.StartupInfo, &process);
+  const BOOL started = ::CreateProcessW(
+      os_path(program).c_str(), command_line.data(), nullptr, nullptr, TRUE,
+      CREATE_SUSPENDED | CREATE_NO_WINDOW | EXTENDED_STARTUPINFO_PRESENT |
+          CREATE_UNICODE_ENVIRONMENT,
+      environment_block.empty() ? nullptr : environment_block.data(),
+      options.working_directory.empty() ? nullptr : os_path(options.working_directory).c_str(),
+      &startup.StartupInfo, &process);
   ::DeleteProcThreadAttributeList(list);
   if (!started) fail(("cannot run " + utf8_of(program)).c_str());
   Handle process_handle(process.hProcess), thread_handle(process.hThread);
@@ -144,14 +156,20 @@ ProgramResult run_program(const std::filesystem::path& program,
   null_input.reset();
 
   ProgramResult result;
-  std::thread reader([&] {
+  // Each pipe read on a thread of its own as it fills: a program that writes
+  // much to one while nothing reads it would block for good.
+  const auto read_into = [&options](HANDLE pipe, std::string& text) {
     char buffer[65536];
     DWORD got = 0;
-    while (::ReadFile(read_end.get(), buffer, sizeof buffer, &got, nullptr) && got > 0) {
-      const size_t room = options.max_output - std::min(options.max_output, result.output.size());
-      result.output.append(buffer, std::min<size_t>(room, got));
+    while (::ReadFile(pipe, buffer, sizeof buffer, &got, nullptr) && got > 0) {
+      const size_t room = options.max_output - std::min(options.max_output, text.size());
+      text.append(buffer, std::min<size_t>(room, got));
     }
-  });
+  };
+  std::thread reader(read_into, read_end.get(), std::ref(result.output));
+  std::thread error_reader;
+  if (error_read_end.valid())
+    error_reader = std::thread(read_into, error_read_end.get(), std::ref(result.error_output));
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
   const auto left_ms = [&] {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -183,6 +201,7 @@ ProgramResult run_program(const std::filesystem::path& program,
     }
   }
   reader.join();
+  if (error_reader.joinable()) error_reader.join();
   DWORD code = 0;
   ::GetExitCodeProcess(process_handle.get(), &code);
   if (!result.timed_out) {
