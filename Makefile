@@ -33,7 +33,7 @@ SANITIZER_APT_PACKAGES := clang libclang-rt-14-dev
 # one-node Slurm from Debian's packages.
 SLURM_APT_PACKAGES := slurmctld slurmd slurm-client munge
 
-.PHONY: all deps configure build test test-slow windows-deps test-windows-deps windows test-windows test-windows-ci demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
+.PHONY: all deps configure build test test-slow windows-deps test-windows-deps windows test-windows test-windows-ci shared-fixtures demo bench bench-deps bench-check bench-first-run bench-jit bench-fleet clean test-realworld test-comfyui \
   wheel comfyui-pack \
   sanitizer-deps fuzz fuzz-ci test-asan test-tsan test-sanitizers format format-check lint
 
@@ -299,19 +299,28 @@ test-comfyui: build
 sanitizer-deps: deps
 	$(call apt_install,$(SANITIZER_APT_PACKAGES))
 
+# The sanitizer builds read the main build's nvcc fixtures and demo
+# environment (ARCHFIT_FIXTURES_FROM, tests/CMakeLists.txt) instead of
+# making the same bytes twice more: device code and mingw's DLLs do not
+# change with the host compiler's sanitizer flags.
+SHARED_FIXTURES := -DARCHFIT_FIXTURES_FROM=$(abspath $(BUILD_DIR))/tests/fixtures
+shared-fixtures: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target archfit_fixtures archfit_stack_fixtures \
+	  archfit_pe_fixtures archfit_demo_env
+
 # Each libFuzzer target for FUZZ_SECONDS (tests/fuzz/run_fuzzers.sh prints
 # executions and crashes per target; a crash fails the run).
 FUZZ_SECONDS ?= 60
-fuzz: sanitizer-deps
-	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan >/dev/null
+fuzz: sanitizer-deps shared-fixtures
+	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan $(SHARED_FIXTURES) >/dev/null
 	cmake --build build-asan -j $(JOBS) --target archfit_fuzz_targets
 	tests/fuzz/run_fuzzers.sh build-asan $(FUZZ_SECONDS)
 
 # The whole suite under AddressSanitizer and UndefinedBehaviorSanitizer, but
 # the Python tier (an uninstrumented interpreter cannot load an ASan library;
 # docs/reliability.md).
-test-asan: sanitizer-deps
-	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan >/dev/null
+test-asan: sanitizer-deps shared-fixtures
+	CUDA_HOME=$(CUDA_HOME) cmake --preset asan-ubsan $(SHARED_FIXTURES) >/dev/null
 	cmake --build build-asan -j $(JOBS)
 	@# intercept_tls_get_addr=0: LeakSanitizer's record of dynamic TLS goes
 	@# stale under Debian 12's glibc once NVRTC's TLS is set up, and its exit
@@ -327,8 +336,8 @@ test-asan: sanitizer-deps
 # between threads and processes, the module registry, the plugin host (in
 # the jit and plugin modules' test binaries and the C API's).
 TSAN_TESTS := JitCacheTest|JitModule|JitApi|NvrtcFacts|PluginHost|PluginApi
-test-tsan: sanitizer-deps
-	CUDA_HOME=$(CUDA_HOME) cmake --preset tsan >/dev/null
+test-tsan: sanitizer-deps shared-fixtures
+	CUDA_HOME=$(CUDA_HOME) cmake --preset tsan $(SHARED_FIXTURES) >/dev/null
 	cmake --build build-tsan -j $(JOBS) --target archfit_jit_tests archfit_plugin_tests archfit_capi_tests jit_cache_racer
 	cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ARCHFIT_CACHE_STRESS_SECONDS=$(CI_CACHE_STRESS_SECONDS) \
 	  ctest --output-on-failure -j $(JOBS) -R "$(TSAN_TESTS)"

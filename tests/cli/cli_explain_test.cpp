@@ -93,8 +93,8 @@ TEST(CliExplain, CheckOptionsWeighTheErrorAgainstTheEnvironment) {
 
 TEST(CliExplain, ASavedCheckReportIsWeighedTheSameWay) {
   if (!demo_site_built()) GTEST_SKIP() << "the demo environment needs nvcc: " << kDemoSite;
-  const fs::path report = fs::temp_directory_path() /
-                          ("archfit_explain_report_" + std::to_string(::getpid()) + ".json");
+  const fs::path report = scratch_folder("archfit_explain_report_" + std::to_string(::getpid())) +=
+      ".json";
   const auto check = run_archfit_apart(
       {"check", "--json", "--no-progress", "--gpu", "RTX 5090", "--site-packages", kDemoSite});
   ASSERT_EQ(check.exit_code, 1) << check.out << check.err;  // the check finds torch failing
@@ -119,8 +119,8 @@ TEST(CliExplain, AGpuAloneNamesTheArchWithoutScanningAnything) {
 }
 
 TEST(CliExplain, ABadReportExitsTwoNamingTheFileAndWhatIsWrong) {
-  const fs::path report =
-      fs::temp_directory_path() / ("archfit_explain_bad_" + std::to_string(::getpid()) + ".json");
+  const fs::path report = scratch_folder("archfit_explain_bad_" + std::to_string(::getpid())) +=
+      ".json";
   std::ofstream(report) << R"({"schema": "archfit.scan/1"})";
   const auto wrong_schema = run({kTorchError, "--report", arg(report)});
   EXPECT_EQ(wrong_schema.exit_code, 2) << wrong_schema.out;

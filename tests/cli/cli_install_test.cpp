@@ -28,7 +28,7 @@ const char* const kHelper = "archfit-plugin-probe";
 class CliInstall : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("archfit_install_" + std::to_string(::getpid()));
+    root_ = scratch_folder("archfit_install_" + std::to_string(::getpid()));
     fs::remove_all(root_);
     fs::create_directories(root_ / "ComfyUI" / "custom_nodes");
     std::ofstream(root_ / "ComfyUI" / "main.py") << "# ComfyUI\n";

@@ -18,9 +18,8 @@ namespace {
 class CliJit : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("archfit_cli_jit_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = scratch_folder("archfit_cli_jit_" + std::to_string(::getpid()) + "_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     const CommandResult probe = run({"jit", "compile", kernel(), "--arch", "sm_90", "--json"});
@@ -112,7 +111,7 @@ TEST_F(CliJit, CacheListVerifyAndClearSeeTheEntryAndACorruptOneIsRemoved) {
   const auto entries = nlohmann::json::parse(list.out)["entries"];
   ASSERT_EQ(entries.size(), 1u) << list.out;
   // Flip the last byte of the image: the checksum no longer matches.
-  const fs::path entry = entries[0]["path"].get<std::string>();
+  const fs::path entry = path_of(entries[0]["path"].get<std::string>());
   {
     std::fstream file(entry, std::ios::in | std::ios::out | std::ios::binary);
     file.seekg(-1, std::ios::end);

@@ -104,7 +104,7 @@ TEST(CliPlugins, TheJsonListIsJsonWhateverThePluginsDoOrPrint) {
   EXPECT_EQ(good["probe"]["answer"], 42);
   std::map<std::string, std::string> reasons;  // manifest file name → reason
   for (const auto& rejected : json["rejected"])
-    reasons[std::filesystem::path(rejected["path"].get<std::string>()).filename().string()] =
+    reasons[path_of(rejected["path"].get<std::string>()).filename().string()] =
         rejected["reason"].get<std::string>();
   for (const auto& [name, reason] : kFaults)
     EXPECT_EQ(reasons[std::string(name) + ".archfit-plugin.yaml"], reason) << name;

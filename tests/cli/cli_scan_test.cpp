@@ -21,9 +21,8 @@ namespace {
 class ScratchDir : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("archfit_cli_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = scratch_folder("archfit_cli_" + std::to_string(::getpid()) + "_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -109,7 +108,7 @@ TEST_F(CliScan, MalformedFileNamesTheOffsetExitsOneAndOtherFilesAreStillScanned)
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 2u);
   for (const auto& file : doc["files"]) {
-    if (fs::path(file["path"].get<std::string>()).filename() == "broken.fatbin") {
+    if (path_of(file["path"].get<std::string>()).filename() == "broken.fatbin") {
       EXPECT_NE(file["error"].get<std::string>().find("at offset 0x10"), std::string::npos)
           << file["error"];
       EXPECT_TRUE(file["images"].empty());
@@ -157,7 +156,7 @@ TEST_F(CliScan, SymlinkLoopsAndAliasesAreScannedOnce) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 1u);
-  EXPECT_EQ(fs::path(doc["files"][0]["path"].get<std::string>()).filename(), "k.fatbin");
+  EXPECT_EQ(path_of(doc["files"][0]["path"].get<std::string>()).filename(), "k.fatbin");
 }
 
 TEST_F(CliScan, MissingPathIsReportedAndExitsOne) {
@@ -303,7 +302,7 @@ class CliBareCheck : public ScratchDir {
 TEST_F(CliBareCheck, JudgesTheActivatedVenvAndSaysSoFirst) {
   const CommandResult run = bare_check({"--gpu", "RTX 5090"});
   EXPECT_EQ(run.exit_code, 1) << run.out;
-  EXPECT_EQ(run.out.rfind("env     " + venv_.string() + "  ($VIRTUAL_ENV)\n", 0), 0u) << run.out;
+  EXPECT_EQ(run.out.rfind("env     " + arg(venv_) + "  ($VIRTUAL_ENV)\n", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("PyTorch 2.5.1+cu124  no-image"), std::string::npos) << run.out;
   // A venv's own pip runs the plan.
   const CommandResult plan = bare_check({"--gpu", "RTX 5090", "--plan"});
@@ -345,7 +344,7 @@ TEST_F(CliBareCheck, AVenvVariableNamingNoVenvExitsTwoSayingSo) {
   const CommandResult run =
       run_archfit({"check", "--gpu", "sm_120"}, {{{"VIRTUAL_ENV", arg(dir_ / "elsewhere")}}});
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  EXPECT_NE(run.out.find("$VIRTUAL_ENV names " + (dir_ / "elsewhere").string()), std::string::npos)
+  EXPECT_NE(run.out.find("$VIRTUAL_ENV names " + arg(dir_ / "elsewhere")), std::string::npos)
       << run.out;
 }
 
@@ -363,7 +362,7 @@ TEST_F(CliCheck, PlanPrintsAScriptThatChecksAgainWithTheSameOptions) {
   EXPECT_EQ(run.out.rfind("#!/bin/sh\n", 0), 0u) << run.out;
   EXPECT_NE(run.out.find("\"$PYTHON\" -m pip install torch==2.15.0"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("archfit check --gpu 'RTX 5090' --site-packages '" +
-                         fs::absolute(ARCHFIT_DEMO_SITE).string()),
+                         arg(fs::absolute(ARCHFIT_DEMO_SITE))),
             std::string::npos)
       << run.out;
 }
@@ -390,7 +389,7 @@ TEST_F(CliWheel, ScanListsTheWheelsLibraryByItsPathInsideTheWheel) {
   ASSERT_EQ(run.exit_code, 0) << run.out;
   const auto doc = nlohmann::json::parse(run.out);
   ASSERT_EQ(doc["files"].size(), 1u) << run.out;
-  EXPECT_EQ(doc["files"][0]["path"], wheel_.string() + "!/torch/lib/libtorch_cuda.so");
+  EXPECT_EQ(doc["files"][0]["path"], arg(wheel_) + "!/torch/lib/libtorch_cuda.so");
   EXPECT_GT(doc["files"][0]["images"].size(), 0u);
 }
 
@@ -447,7 +446,7 @@ TEST_F(CliWheel, AMemberPastTheBudgetIsAProblemForScanAndUnknownForCheck) {
   const CommandResult check =
       run_archfit({"check", "--no-index", "--wheel", arg(wheel), "--gpu", "H100"}, limit);
   EXPECT_EQ(check.exit_code, 2) << check.out;
-  EXPECT_NE(check.out.find("unknown: " + wheel.string() + "!/torch/lib/libbomb.so: not read"),
+  EXPECT_NE(check.out.find("unknown: " + arg(wheel) + "!/torch/lib/libbomb.so: not read"),
             std::string::npos)
       << check.out;
   EXPECT_EQ(check.out.find("fits:"), std::string::npos) << check.out;

@@ -29,9 +29,8 @@ class CliWalk : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!fs::exists(kFixtures / "sm_86_sm_89.so")) GTEST_SKIP() << "nvcc fixtures are not built";
-    dir_ = fs::temp_directory_path() /
-           ("archfit_cli_walk_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = scratch_folder("archfit_cli_walk_" + std::to_string(::getpid()) + "_" +
+                          ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_ / "site" / "pkg");
     fs::copy_file(kFixtures / "sm_86_sm_89.so", dir_ / "site" / "pkg" / "_C.so");
@@ -55,17 +54,16 @@ TEST_F(CliWalk, AScanOfAFolderWithALinkToRootEndsAndSaysWhatItDidNotFollow) {
             10.0);
   EXPECT_EQ(text.exit_code, 0) << text.out;
   EXPECT_NE(text.out.find("1 files,"), std::string::npos) << text.out;
-  EXPECT_NE(
-      text.out.find("not followed: " + (dir_ / "site" / "pkg" / "everything").string() +
-                    ": a symbolic link to /, outside " + fs::canonical(dir_ / "site").string()),
-      std::string::npos)
+  EXPECT_NE(text.out.find("not followed: " + arg(dir_ / "site" / "pkg" / "everything") +
+                          ": a symbolic link to /, outside " + arg(fs::canonical(dir_ / "site"))),
+            std::string::npos)
       << text.out;
 
   const CommandResult json = run_archfit({"scan", "--json", "--no-progress", arg(dir_ / "site")});
   const auto document = nlohmann::json::parse(json.out);
   EXPECT_EQ(document["files"].size(), 1u);
   ASSERT_EQ(document["skipped"].size(), 1u);
-  EXPECT_EQ(document["skipped"][0]["path"], (dir_ / "site" / "pkg" / "everything").string());
+  EXPECT_EQ(document["skipped"][0]["path"], arg(dir_ / "site" / "pkg" / "everything"));
 }
 
 // The same venv checked: the link is a note, its target is no component.
@@ -92,8 +90,7 @@ TEST_F(CliWalk, ACheckOfAPathThatIsNotThereFailsNamingIt) {
   const fs::path missing = dir_ / "no-such-site";
   const CommandResult run = run_archfit({"check", "--no-plugins", "--gpu", "sm_86", arg(missing)});
   EXPECT_EQ(run.exit_code, 2) << run.out;
-  EXPECT_NE(run.out.find("path " + missing.string() + ": no such file or folder"),
-            std::string::npos)
+  EXPECT_NE(run.out.find("path " + arg(missing) + ": no such file or folder"), std::string::npos)
       << run.out;
   EXPECT_EQ(run.out.find("fits"), std::string::npos) << run.out;
 }
@@ -126,7 +123,7 @@ TEST_F(CliWalk, NamesAreShownEscapedAndJsonCarriesTheirExactBytes) {
 
   const CommandResult json = run_archfit({"scan", "--json", "--no-progress", arg(dir_ / "site")});
   const auto document = nlohmann::json::parse(json.out);
-  const std::string full = (dir_ / "site" / name).string();
+  const std::string full = arg(dir_ / "site" / name);
   bool found = false;
   for (const auto& file : document["files"]) {
     if (!file.contains("path_bytes")) continue;

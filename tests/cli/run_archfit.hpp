@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "sys/run_program.hpp"
+#include "sys/utf8_path.hpp"
 
 struct CommandResult {
   int exit_code = -1;
@@ -68,4 +69,19 @@ inline CommandResult run_archfit_apart(const std::vector<std::string>& arguments
 inline std::string arg(const std::filesystem::path& path) {
   const std::u8string text = path.u8string();
   return std::string(text.begin(), text.end());
+}
+
+// A test's scratch folder: in the temp folder, and named with a space and
+// outside ASCII, so that every command the tests run meets such a path (the
+// user folders of many Windows users are named so).
+inline std::filesystem::path scratch_folder(const std::string& ascii_name) {
+  std::filesystem::path folder = std::filesystem::temp_directory_path() / ascii_name;
+  folder += std::filesystem::path(u8" Modèles 模型");
+  return folder;
+}
+
+// A path archfit printed (UTF-8, in its JSON) as a path again: not
+// fs::path(std::string), which Windows' C++ library reads byte by byte.
+inline std::filesystem::path path_of(const std::string& utf8) {
+  return archfit::sys::path_of_utf8(utf8);
 }

@@ -82,6 +82,11 @@ TEST(EnvironmentCommands, WslPathsBecomeDrivePathsAndOthersKeepTheirWords) {
             "C:\\ComfyUI_windows_portable\\python_embeded\\python.exe");
   EXPECT_EQ(windows_path("/mnt/d"), "D:\\");
   EXPECT_EQ(windows_path("/srv/win/python.exe"), "\\srv\\win\\python.exe");
+  // UTF-8 text in and out, byte for byte: found under Wine (issue 35), where
+  // the path made of a std::string read "Modèles" as "ModÃ¨les".
+  EXPECT_EQ(windows_path("/mnt/c/Users/Jos\xc3\xa9/Mod\xc3\xa8les \xe6\xa8\xa1\xe5\x9e\x8b"),
+            "C:\\Users\\Jos\xc3\xa9\\Mod\xc3\xa8les \xe6\xa8\xa1\xe5\x9e\x8b");
+  EXPECT_EQ(windows_path("C:\\Users\\Jos\xc3\xa9"), "C:\\Users\\Jos\xc3\xa9");
 }
 
 }  // namespace

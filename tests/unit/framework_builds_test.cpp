@@ -108,7 +108,7 @@ TEST_F(FrameworkBuilds, OnComfyuiPortableTheFixIsPythonEmbededFromPytorchsIndexF
   ASSERT_FALSE(torch->fix.commands.empty()) << torch->fix.summary;
   const std::string& command = torch->fix.commands.front();
   const std::string interpreter =
-      "\"" + archfit::check::windows_path(python) + "\" -m pip install torch==";
+      "\"" + archfit::check::windows_path(python.string()) + "\" -m pip install torch==";
   EXPECT_EQ(command.rfind(interpreter, 0), 0u) << command;
   // PyPI's torch for Windows is CPU-only: the index and the +cu label always,
   // and torchvision and torchaudio with it (torchaudio is not installed here;

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "env/python_locate.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -127,7 +128,7 @@ std::string segment_for(const std::vector<std::string>& words, const CommandTarg
   }
   if (at < words.size() && words[at] == "pip" && !target.python.empty()) {
     const std::string python =
-        target.windows ? windows_path(target.python) : target.python.string();
+        target.windows ? windows_path(sys::utf8_of(target.python)) : sys::utf8_of(target.python);
     // The interpreter is always quoted: it is the word a user must not lose.
     out += (shell == Shell::powershell ? "& " : "") + always_quoted(python, shell) + " -m pip";
     ++at;
@@ -145,8 +146,8 @@ std::string segment_for(const std::vector<std::string>& words, const CommandTarg
 
 std::string quoted_word(const std::string& word, Shell shell) { return quoted(word, shell); }
 
-std::string windows_path(const std::filesystem::path& path) {
-  std::string text = path.generic_string();
+std::string windows_path(std::string_view utf8_path) {
+  std::string text(utf8_path);
   if (text.size() >= 6 && text.starts_with("/mnt/") &&
       std::isalpha(static_cast<unsigned char>(text[5])) && (text.size() == 6 || text[6] == '/')) {
     text = std::string(1, static_cast<char>(std::toupper(static_cast<unsigned char>(text[5])))) +

@@ -26,7 +26,9 @@ enum class Shell {
 
 // The path as Windows names it: WSL's /mnt/c/Users/x → C:\Users\x; any
 // other path with its separators turned (what was read is all there is).
-std::string windows_path(const std::filesystem::path& path);
+// Text in, text out, in UTF-8: a path's text is sys::utf8_of(path), never
+// a std::string made a path, which Windows' C++ library reads byte by byte.
+std::string windows_path(std::string_view utf8_path);
 
 // One word as `shell` reads it back unchanged, quoted only where it must be.
 std::string quoted_word(const std::string& word, Shell shell);

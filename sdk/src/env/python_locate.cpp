@@ -235,9 +235,12 @@ std::optional<ChosenEnvironment> choose_environment(
        {std::pair{"VIRTUAL_ENV", "$VIRTUAL_ENV"}, std::pair{"CONDA_PREFIX", "$CONDA_PREFIX"}}) {
     const std::string value = variable(name);
     if (value.empty()) continue;
-    ChosenEnvironment chosen{source, value, {}, std::nullopt, {}};
+    // UTF-8, as every text inside archfit: not fs::path(std::string), which
+    // Windows' C++ library reads byte by byte ("Modèles" → "ModÃ¨les").
+    const fs::path prefix = sys::path_of_utf8(value);
+    ChosenEnvironment chosen{source, prefix, {}, std::nullopt, {}};
     try {
-      chosen.site_packages = site_packages_of_venv(value);
+      chosen.site_packages = site_packages_of_venv(prefix);
       chosen.python = python_of_site_packages(chosen.site_packages.front());
     } catch (const LocateError&) {
       throw LocateError(std::string(source) + " names " + value + ", which " +
