@@ -95,7 +95,8 @@ HostAdapterFiles find_host_adapter_files() {
       probe;
   files.kb = kb::resolve_kb_dir(std::nullopt, session::read_environment_settings().kb_dir);
   if (files.python_binding == prefix) {
-    const fs::path libs = prefix.parent_path() / (prefix.filename().string() + ".libs");
+    const fs::path libs =
+        prefix.parent_path() / sys::path_of_utf8(sys::utf8_of(prefix.filename()) + ".libs");
     if (present(libs)) files.bundled_libraries = libs;
   }
   return files;

@@ -18,6 +18,7 @@
 #include "session/session.hpp"
 #include "sys/file_io.hpp"
 #include "sys/trust.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::cli {
 
@@ -52,7 +53,7 @@ fleet::EnvironmentVerdict judge(session::Session& session, const ProbeOptions& n
     std::ostringstream warnings;
     check::CheckRequest options =
         probe_for(node, environment).check_request("archfit check", warnings);
-    for (const auto& path : environment.paths) options.paths.emplace_back(path);
+    for (const auto& path : environment.paths) options.paths.push_back(sys::path_of_utf8(path));
     const check::CheckReport report = session.check(options);
     verdict.verdict = report.verdict;
     verdict.summary = report.summary;
@@ -102,7 +103,7 @@ int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
   try {
     std::vector<fleet::FleetEnvironment> environments;
     if (!request.config.empty())
-      environments = fleet::read_fleet_config(request.config).environments;
+      environments = fleet::read_fleet_config(sys::path_of_utf8(request.config)).environments;
 
     // One knowledge base for every check below: the Session reads it once.
     session::Session session(probe.session_settings(run_settings(errors)));
@@ -132,7 +133,7 @@ int write_node_labels(const ProbeOptions& probe, const LabelsRequest& request,
     if (request.output.empty() || request.output == "-") {
       std::cout << text;
     } else {
-      replace_file(request.output, text);
+      replace_file(sys::path_of_utf8(request.output), text);
     }
     return 0;
   } catch (const fleet::FleetConfigError& error) {

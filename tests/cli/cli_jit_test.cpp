@@ -37,9 +37,10 @@ class CliJit : public ::testing::Test {
     return run_archfit(arguments, {environment});
   }
 
-  // No fatbinary.exe is reachable for the Windows build's tests (no Windows
-  // toolkit here): the bundle cases skip there, saying so. On Linux the
-  // toolkit's is always there.
+  // The Windows build's tests get fatbinary.exe from PyPI's CUDA 13
+  // compiler wheel (tests/windows/place_cli_tier.sh), where the realworld
+  // cache holds it: without it the bundle cases skip there, saying so. On
+  // Linux the toolkit's is always there.
   static bool no_fatbinary_here(const CommandResult& result) {
 #ifdef _WIN32
     return result.out.find("no fatbinary.exe found") != std::string::npos;

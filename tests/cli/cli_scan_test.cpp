@@ -324,6 +324,17 @@ TEST_F(CliBareCheck, JudgesTheActivatedVenvAndSaysSoFirst) {
 #endif
 }
 
+// `--venv DIR` names a venv that is not activated: its plan runs that
+// venv's own interpreter, where the venv's layout puts it (Scripts\python.exe
+// on Windows, bin/python elsewhere).
+TEST_F(CliBareCheck, APlanForANamedVenvRunsThatVenvsOwnInterpreter) {
+  const CommandResult plan =
+      run_archfit({"check", "--plan", "--gpu", "RTX 5090", "--venv", arg(venv_)},
+                  {{{"ARCHFIT_CACHE_DIR", arg(dir_ / "cache")}}, dir_ / "elsewhere"});
+  EXPECT_EQ(plan.exit_code, 1) << plan.out;
+  EXPECT_NE(plan.out.find(arg(python_)), std::string::npos) << plan.out;
+}
+
 TEST_F(CliBareCheck, ASecondCheckReadsNoLibraryAndNoIndexReadsThemAll) {
   const auto scan_of = [](const CommandResult& run) {
     return nlohmann::json::parse(run.out.substr(run.out.find('{')))["scan"];

@@ -18,7 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "archfit/archfit_plugin.h"
+#include "faulty_plugin_entry.h"
 
 #define FAULT_SEGV_ON_LOAD 1
 #define FAULT_ABORT_IN_NEGOTIATE 2
@@ -69,17 +69,6 @@ static const char* probe(void) {
   return "{}";
 }
 
-ARCHFIT_PLUGIN_EXPORT int archfit_plugin_negotiate(uint32_t host_min, uint32_t host_max,
-                                                   uint32_t* out_abi,
-                                                   archfit_plugin_info* out_info) {
+static void fault_in_negotiate(void) {
   if (PLUGIN_FAULT == FAULT_ABORT_IN_NEGOTIATE) abort();
-  if (host_min > 1 || host_max < 1) return 0;
-  memset(out_info, 0, sizeof *out_info);
-  out_info->struct_size = sizeof *out_info;
-  out_info->name = PLUGIN_NAME;
-  out_info->version = "0.0.1";
-  out_info->description = "a plugin that takes its process down";
-  out_info->probe = probe;
-  *out_abi = 1;
-  return 1;
 }

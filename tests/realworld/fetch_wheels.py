@@ -410,6 +410,15 @@ WINDOWS_WHEELS = {
         "6bcd4e7f8e205cbe644f5a98f2f799bef9556fefc89dd786e79a16312ce49872",
         "win_amd64", "3.12",
     ),
+    # CUDA 13's compiler driver for Windows, for its fatbinary.exe
+    # (nvidia/cu13/bin): what `jit bundle` packs its images with.
+    "win-nvcc-13": Wheel(
+        "nvidia-cuda-nvcc==13.0.88",
+        "nvidia_cuda_nvcc-13.0.88-py3-none-win_amd64.whl",
+        29792773,
+        "7c3a32c8ca9866addfd784da363ddee2f6874d560027a296f583e86a61f2d543",
+        "win_amd64", "3.12",
+    ),
 }
 
 

@@ -51,7 +51,11 @@ fs::path cached_wheel(const WheelSpec& spec) {
   for (fs::directory_iterator it(wheel_cache(), error), end; !error && it != end;
        it.increment(error)) {
     const std::string name = it->path().filename().string();
-    if (name.starts_with(spec.prefix) && name.ends_with(".whl")) return it->path();
+    // The cache holds the Windows wheels of the same versions too
+    // (fetch_wheels.py WINDOWS_WHEELS): only a Linux one loads here.
+    if (name.starts_with(spec.prefix) && name.ends_with(".whl") &&
+        name.find("manylinux") != std::string::npos)
+      return it->path();
   }
   return {};
 }

@@ -31,6 +31,7 @@ struct Shell {
   // More to stderr than a pipe holds, and a line to stdout: a reader that
   // reads one pipe to its end before the other would wait for good.
   std::vector<std::string> flood_stderr_then_print;
+  std::vector<std::string> print_without_end;  // line after line, for minutes
 };
 
 #ifdef _WIN32
@@ -45,7 +46,8 @@ const Shell kShell{"C:\\windows\\system32\\cmd.exe",
                    // stdout first: Wine's cmd mishandles a redirected ( … ) block.
                    {"/c",
                     "echo out& for /L %i in (1,1,3000) do @echo line %i of stderr, to fill a "
-                    "pipe past its 64 KiB>&2"}};
+                    "pipe past its 64 KiB>&2"},
+                   {"/c", "for /L %i in (1,1,2000000000) do @echo line %i"}};
 #else
 const Shell kShell{
     "/bin/sh",
@@ -60,7 +62,8 @@ const Shell kShell{
     "/no/such/program",
     {"-c", "pwd"},
     {"-c",
-     "seq 1 3000 | sed 's/.*/line & of stderr, to fill a pipe past its 64 KiB/' >&2; echo out"}};
+     "seq 1 3000 | sed 's/.*/line & of stderr, to fill a pipe past its 64 KiB/' >&2; echo out"},
+    {"-c", "yes line"}};
 #endif
 
 }  // namespace
@@ -125,4 +128,22 @@ TEST(RunProgram, StartsInTheFolderItIsGiven) {
   const std::u8string expected = folder.u8string();
   EXPECT_EQ(result.output.substr(0, result.output.find_first_of("\r\n")),
             std::string(expected.begin(), expected.end()));
+}
+
+// A program that prints without end is killed on passing the limit, not
+// read until its time runs out (a plugin that floods, on Windows).
+TEST(RunProgram, AProgramPrintingPastTheLimitIsStoppedThen) {
+  ProgramOptions options;
+  options.timeout = std::chrono::seconds(60);
+  options.standard_error = StandardError::merged;
+  options.max_output = 64 << 10;
+  options.stop_past_max_output = true;
+  const auto started = std::chrono::steady_clock::now();
+  const auto result = run_program(kShell.program, kShell.print_without_end, options);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_TRUE(result.output_overflowed);
+  EXPECT_FALSE(result.timed_out);
+  EXPECT_FALSE(result.succeeded());
+  EXPECT_EQ(result.output.size(), options.max_output);
+  EXPECT_EQ(result.how_it_ended(options), "stopped after writing more than 65536 bytes");
 }

@@ -23,6 +23,7 @@
 #include "stack_judge.hpp"
 #include "stack_plan.hpp"
 #include "summary.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -98,7 +99,7 @@ BinaryResult judge_on_every_device(const binary::FileScan& file,
                                    const std::vector<DeviceInfo>& devices,
                                    const compat::Driver& driver) {
   BinaryResult result;
-  result.path = file.path;
+  result.path = sys::path_of_utf8(file.path);
   if (file.machine != 0) result.machine = binary::machine_name(file.machine);
   if (devices.empty()) result.judgement.verdict = compat::Verdict::unknown;  // nothing to judge on
   for (size_t d = 0; d < devices.size(); ++d) {

@@ -1,4 +1,5 @@
 #include "framework_builds.hpp"
+#include "sys/utf8_path.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -92,7 +93,7 @@ CoreOnDisk core_on_disk(const kb::CpuTwin& twin, const env::SitePackages& site,
   const auto cpu_row = env::recorded_size(cpu, core);
   const auto cuda_row = env::recorded_size(cuda, core);
   if (!cpu_row || !cuda_row || cpu_row->size == cuda_row->size) return {};
-  CoreOnDisk found{std::nullopt, site.root / cpu_row->path};
+  CoreOnDisk found{std::nullopt, site.root / sys::path_of_utf8(cpu_row->path)};
   std::error_code error;
   const auto on_disk = std::filesystem::file_size(found.file, error);
   if (error) return found;

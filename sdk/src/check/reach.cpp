@@ -130,12 +130,12 @@ fs::path LinkGraph::real_path_of(const std::string& path) const {
   const size_t slash = path.rfind('/');
   const auto status = slash == std::string::npos || slash == 0
                           ? std::nullopt
-                          : sys::file_status(path, sys::Links::not_followed);
+                          : sys::file_status(sys::path_of_utf8(path), sys::Links::not_followed);
   if (!status || status->type == sys::FileType::link)
     return real_path(path);  // a symlink (libcudart.so.12), or not there
   const auto [at, added] = real_folders_.try_emplace(path.substr(0, slash));
   if (added) at->second = real_path(at->first);
-  return at->second / path.substr(slash + 1);
+  return at->second / sys::path_of_utf8(path.substr(slash + 1));
 }
 
 std::optional<size_t> LinkGraph::find_in(const fs::path& folder, const std::string& name) const {
@@ -143,7 +143,7 @@ std::optional<size_t> LinkGraph::find_in(const fs::path& folder, const std::stri
   // as the walk named it unless a symlink sits in between: only then is the
   // (costlier) real path worth asking for, once per path (libraries all over
   // a venv look for libc.so.6 in the same run-path folders).
-  const fs::path candidate = (folder / name).lexically_normal();
+  const fs::path candidate = (folder / sys::path_of_utf8(name)).lexically_normal();
   if (const auto found = by_real_path_.find(candidate.string()); found != by_real_path_.end())
     return found->second;
   const auto [known, added] = found_on_disk_.try_emplace(candidate.string());

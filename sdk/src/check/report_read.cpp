@@ -1,6 +1,7 @@
 #include "report_read.hpp"
 
 #include "env/requirement.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::check {
 
@@ -136,7 +137,8 @@ ReportedEnvironment read_report(const json& document, std::string source) {
   environment.torch = optional_string(document, "torch", "the report");
   if (const auto target = document.find("commands_for");
       target != document.end() && target->is_object()) {
-    environment.command_target.python = optional_string(*target, "python", "commands_for");
+    environment.command_target.python =
+        sys::path_of_utf8(optional_string(*target, "python", "commands_for"));
     environment.command_target.windows = optional_string(*target, "shell", "commands_for") == "cmd";
   }
   environment.findings = strings(document, "findings", "the report");

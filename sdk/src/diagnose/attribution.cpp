@@ -8,6 +8,7 @@
 #include "env/python_env.hpp"
 #include "env/requirement.hpp"
 #include "kb/knowledge_base.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::diagnose {
 
@@ -113,7 +114,8 @@ std::string installed_version(const Culprit& culprit) {
   for (const std::string_view marker : {"/site-packages/", "/dist-packages/"}) {
     const size_t at = path.rfind(marker);
     if (at == std::string::npos) continue;
-    return env::installed_version(path.substr(0, at + marker.size()), culprit.name);
+    return env::installed_version(sys::path_of_utf8(path.substr(0, at + marker.size())),
+                                  culprit.name);
   }
   return {};
 }

@@ -7,6 +7,7 @@
 
 #include "binary/file_names.hpp"
 #include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/pattern.hpp"
 
 namespace archfit::env {
@@ -110,7 +111,9 @@ void read_distribution(const fs::path& dist_info, const fs::path& root, SitePack
       const bool plain = path.find("//") == std::string::npos && !path.starts_with("./") &&
                          !path.starts_with("../") && path.find("/.") == std::string::npos &&
                          !path.starts_with("/");
-      dist.files.push_back(plain ? prefix + path : (root / path).lexically_normal().string());
+      dist.files.push_back(plain
+                               ? prefix + path
+                               : sys::utf8_of((root / sys::path_of_utf8(path)).lexically_normal()));
     }
   }
   site.distributions.push_back(std::move(dist));

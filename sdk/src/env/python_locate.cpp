@@ -44,7 +44,7 @@ std::string run_captured(const fs::path& program, const std::vector<std::string>
   }
   if (!result.succeeded()) {
     throw LocateError("the Python at " + program.string() + " failed (" +
-                      result.how_it_ended(timeout) + ") when asked for its sys.path");
+                      result.how_it_ended(options) + ") when asked for its sys.path");
   }
   return result.output;
 }

@@ -5,6 +5,8 @@
 #include <set>
 
 #include "node_labels.hpp"
+#include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::fleet {
 
@@ -31,9 +33,10 @@ class Reader {
 
   // A path from the file, taken from the file's folder when relative.
   std::string path(const YAML::Node& node, const std::string& field) const {
-    const fs::path given = scalar(node, field);
+    const fs::path given = sys::path_of_utf8(scalar(node, field));
     if (given.empty()) fail(node, field, "is empty");
-    return (given.is_absolute() ? given : file_.parent_path() / given).lexically_normal().string();
+    return sys::utf8_of(
+        (given.is_absolute() ? given : file_.parent_path() / given).lexically_normal());
   }
 
   // One path or a list of them.
@@ -54,10 +57,12 @@ class Reader {
 
 FleetConfig read_fleet_config(const fs::path& file) {
   YAML::Node root;
+  // Through sys/, not YAML::LoadFile, whose narrow path Windows would read
+  // in the ANSI code page.
+  const auto text = sys::read_file(file);
+  if (!text) throw FleetConfigError(sys::utf8_of(file) + ": cannot read the file");
   try {
-    root = YAML::LoadFile(file.string());
-  } catch (const YAML::BadFile&) {
-    throw FleetConfigError(file.string() + ": cannot read the file");
+    root = YAML::Load(*text);
   } catch (const YAML::ParserException& error) {
     throw FleetConfigError(file.string() + ":" + std::to_string(error.mark.line + 1) +
                            ": YAML syntax: " + error.msg);

@@ -8,6 +8,7 @@
 #include "compat/arch.hpp"
 #include "jit/nvrtc/nvrtc_error.hpp"
 #include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 
 namespace archfit::jit {
 
@@ -125,7 +126,7 @@ std::string compile_key(const NvrtcFacts& nvrtc, const CompileRequest& request) 
   input.headers.assign(request.headers.begin(), request.headers.end());
   for (size_t i = 0; i < request.options.size(); ++i) {
     if (const std::string dir = include_dir(request.options, i); !dir.empty())
-      add_include_files(dir, input);
+      add_include_files(sys::path_of_utf8(dir), input);
   }
   return cache_key(input);
 }

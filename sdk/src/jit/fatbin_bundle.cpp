@@ -11,6 +11,7 @@
 #include "env/python_locate.hpp"
 #include "jit_runtime.hpp"
 #include "store/store_location.hpp"
+#include "sys/file_status.hpp"
 #include "sys/library_loading.hpp"
 #include "sys/machine.hpp"
 #include "sys/read_file.hpp"
@@ -165,7 +166,7 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
       // `archfit jit compile: …` and NVRTC's whole log.
       failures[i] = arch + ":\n" + compiled.output + (compiled.output.ends_with('\n') ? "" : "\n");
     } else {
-      failures[i] = arch + " (its compile " + compiled.how_it_ended(options.timeout) + ")\n";
+      failures[i] = arch + " (its compile " + compiled.how_it_ended(options) + ")\n";
     }
   });
   std::string failed;
@@ -173,18 +174,35 @@ BundleResult build_bundle(const BundleRequest& request, const JitSettings& setti
   if (!failed.empty())
     throw BundleError("compiling " + sys::utf8_of(request.source) + " failed for " + failed);
 
-  std::vector<std::string> args = {"--create=" + sys::utf8_of(request.output)};
+  // fatbinary reads its arguments as narrow text, which Windows gives it in
+  // the ANSI code page: a user folder named outside ASCII (C:\\Users\\José)
+  // cannot be opened through it. So it packs into the work folder, named as
+  // a narrow program can open it, and the bundle is moved to its place
+  // afterwards through the wide API.
+  const std::string separator(1, static_cast<char>(fs::path::preferred_separator));
+  const std::string packed_name = "bundle.fatbin";
+  std::vector<std::string> args = {"--create=" + sys::path_for_narrow_libraries(work) + separator +
+                                   packed_name};
   for (const auto& arch : request.archs) {
     const auto [kind, sm] = fatbinary_kind(arch);
-    args.push_back("--image3=kind=" + kind + ",sm=" + sm + ",file=" + sys::utf8_of(work / arch));
+    args.push_back("--image3=kind=" + kind + ",sm=" + sm +
+                   ",file=" + sys::path_for_narrow_libraries(work / arch));
   }
   sys::ProgramOptions pack;
   pack.timeout = kCompileLimit;
   pack.standard_error = sys::StandardError::merged;
   const sys::ProgramResult packed = sys::run_program(result.fatbinary, args, pack);
   if (!packed.succeeded()) {
-    throw BundleError(sys::utf8_of(result.fatbinary) + " failed (" +
-                      packed.how_it_ended(pack.timeout) + "):\n" + packed.output);
+    throw BundleError(sys::utf8_of(result.fatbinary) + " failed (" + packed.how_it_ended(pack) +
+                      "):\n" + packed.output);
+  }
+  // A rename where the two share a volume, else a copy.
+  fs::rename(work / packed_name, request.output, error);
+  if (error) {
+    std::error_code copied;
+    fs::copy_file(work / packed_name, request.output, fs::copy_options::overwrite_existing, copied);
+    if (copied)
+      throw BundleError("cannot write " + sys::utf8_of(request.output) + ": " + copied.message());
   }
   result.milliseconds =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -1,5 +1,6 @@
 #include "manifest.hpp"
 #include "sys/read_file.hpp"
+#include "sys/utf8_path.hpp"
 #include "util/pattern.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -52,7 +53,7 @@ Manifest read_manifest(const fs::path& path) {
   if (!kName.matches_whole(manifest.name))
     throw PluginError("the manifest's name \"" + manifest.name +
                       "\" is not 1 to 100 letters, digits, '_', '.' or '-'");
-  const fs::path library = scalar(root, "library");
+  const fs::path library = sys::path_of_utf8(scalar(root, "library"));
   if (library.is_absolute())
     throw PluginError("the manifest's library must be relative to the manifest, not " +
                       library.string());

@@ -108,9 +108,10 @@ std::vector<uint8_t> load_and_encode(const fs::path& manifest, uint32_t abi_min,
 
 // Where there is no fork (Windows): the plugin is loaded in a process of
 // this helper's own, `archfit-plugin-probe --one …`, in a job object that
-// ends it at the time limit and caps the memory it commits. Its answer
-// comes back in `answer_file`; what it printed, on its stdout and stderr,
-// as its messages.
+// ends it at the time limit, on printing past the limit, and caps the
+// memory it commits; processes it leaves running are killed and counted
+// when it ends, as the subreaper does on POSIX. Its answer comes back in
+// `answer_file`; what it printed, on its stdout and stderr, as its messages.
 sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& manifest,
                                        uint32_t abi_min, uint32_t abi_max,
                                        const sys::ChildLimits& limits,
@@ -120,7 +121,9 @@ sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& man
   sys::ProgramOptions options;
   options.timeout = limits.time_limit;
   options.standard_error = sys::StandardError::merged;
-  options.max_output = limits.max_message_bytes + 1;
+  options.max_output = limits.max_message_bytes;
+  options.stop_past_max_output = true;
+  options.end_what_it_leaves = true;
   options.max_memory = kPluginMemoryLimit;
   const sys::ProgramResult ran =
       sys::run_program(self,
@@ -130,15 +133,16 @@ sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& man
   sys::ChildOutcome outcome;
   outcome.message_bytes = ran.output.size();
   outcome.messages = ran.output.substr(0, limits.kept_message_bytes);
+  outcome.left_running = ran.left_running;
   if (ran.timed_out) {
     outcome.ending = Ending::timed_out;
+  } else if (ran.output_overflowed) {
+    outcome.ending = Ending::flooded;
   } else if (ran.status_unknown) {
     outcome.ending = Ending::vanished;
   } else if (!ran.exited) {
     outcome.ending = Ending::signalled;
     outcome.signal = ran.signal;
-  } else if (ran.output.size() > limits.max_message_bytes) {
-    outcome.ending = Ending::flooded;
   } else {
     outcome.exit_status = ran.exit_status;
     if (ran.exit_status == 0) {
@@ -163,6 +167,7 @@ sys::ChildOutcome probe_in_own_process(const fs::path& self, const fs::path& man
   if (words.size() != 6 || !parse_number(words[2].c_str(), abi_min) ||
       !parse_number(words[3].c_str(), abi_max))
     std::_Exit(2);
+  sys::end_quietly_on_crash();
   const std::vector<uint8_t> answer =
       load_and_encode(sys::path_of_utf8(words[5]), abi_min, abi_max);
   const std::string text(answer.begin(), answer.end());
@@ -218,7 +223,7 @@ std::vector<ProbeAnswer> probe_in_helper(const fs::path& helper,
                                          uint32_t abi_max, std::chrono::milliseconds time_limit) {
   std::vector<std::string> arguments{std::to_string(abi_min), std::to_string(abi_max),
                                      std::to_string(time_limit.count())};
-  for (const fs::path& manifest : manifests) arguments.push_back(manifest.string());
+  for (const fs::path& manifest : manifests) arguments.push_back(sys::utf8_of(manifest));
   sys::ProgramOptions options;
   // Each plugin may take its limit; the helper's own start and its killing
   // of what plugins left running come on top.
@@ -232,9 +237,9 @@ std::vector<ProbeAnswer> probe_in_helper(const fs::path& helper,
                       " cannot be started: " + error.what());
   }
   const std::string helper_failed = "archfit's plugin probe helper " + helper.string() + " ";
-  if (result.timed_out) throw PluginError(helper_failed + result.how_it_ended(options.timeout));
+  if (result.timed_out) throw PluginError(helper_failed + result.how_it_ended(options));
   if (!result.status_unknown && !result.succeeded())
-    throw PluginError(helper_failed + "failed (" + result.how_it_ended(options.timeout) + ")");
+    throw PluginError(helper_failed + "failed (" + result.how_it_ended(options) + ")");
   const auto unreadable = [&] {
     return PluginError(helper_failed + "answered in a form this archfit does not read (" +
                        std::to_string(result.output.size()) +

@@ -22,23 +22,6 @@ inline constexpr const char* kProgramSuffix = ".exe";
 inline constexpr const char* kProgramSuffix = "";
 #endif
 
-struct ProgramResult {
-  bool exited = false;  // false: killed by `signal`, or stopped at the limit
-  int exit_status = -1;
-  int signal = 0;
-  bool timed_out = false;
-  // It ended but could not be waited for (the host ignores SIGCHLD): how
-  // it ended is unknown; `output` is all it wrote.
-  bool status_unknown = false;
-  std::string output;        // stdout (and stderr, when merged), up to the limit
-  std::string error_output;  // stderr, when captured apart, up to the limit
-
-  bool succeeded() const { return exited && exit_status == 0; }
-  // "exit status 1", "killed by signal 9", "stopped after 20000 ms",
-  // "ended, how unknown"
-  std::string how_it_ended(std::chrono::milliseconds timeout) const;
-};
-
 // Where the program's stderr goes.
 enum class StandardError {
   inherited,  // where this process's goes
@@ -50,6 +33,16 @@ struct ProgramOptions {
   std::chrono::milliseconds timeout = std::chrono::seconds(60);
   StandardError standard_error = StandardError::inherited;
   size_t max_output = 16u << 20;  // for each of output and error_output; beyond it is dropped
+  // Past max_output bytes in all (stdout and stderr together), the program
+  // and what it started are killed at once (ProgramResult::output_overflowed)
+  // instead of read to their end: a program that floods is not waited for.
+  bool stop_past_max_output = false;
+  // Windows: once the program has ended, what it started and left running
+  // in its job is killed at once and counted (ProgramResult::left_running)
+  // instead of waited for until the time limit. POSIX: not applied; the
+  // plugin helper gets such leftovers as a child subreaper there
+  // (sys/child_process.hpp).
+  bool end_what_it_leaves = false;
   // The folder it starts in; empty: this process's current folder.
   std::filesystem::path working_directory;
   // Variables set in the program's environment, over this process's own
@@ -59,6 +52,29 @@ struct ProgramOptions {
   // its job object's JOB_OBJECT_LIMIT_PROCESS_MEMORY, so an allocation past
   // it fails. POSIX: not applied (posix_spawn sets no resource limit).
   size_t max_memory = 0;
+};
+
+struct ProgramResult {
+  bool exited = false;  // false: killed by `signal`, or stopped at the limit
+  int exit_status = -1;
+  int signal = 0;
+  bool timed_out = false;
+  // It ended but could not be waited for (the host ignores SIGCHLD): how
+  // it ended is unknown; `output` is all it wrote.
+  bool status_unknown = false;
+  // stop_past_max_output: it wrote more than max_output and was killed then.
+  bool output_overflowed = false;
+  // end_what_it_leaves (Windows): the processes it started that were still
+  // running when it ended, killed then.
+  size_t left_running = 0;
+  std::string output;        // stdout (and stderr, when merged), up to the limit
+  std::string error_output;  // stderr, when captured apart, up to the limit
+
+  bool succeeded() const { return exited && exit_status == 0; }
+  // "exit status 1", "killed by signal 9", "stopped after 20000 ms",
+  // "stopped after writing more than 16777216 bytes", "ended, how unknown"
+  // Of a program run with `options`.
+  std::string how_it_ended(const ProgramOptions& options) const;
 };
 
 // Throws std::system_error when the program cannot be started at all.

@@ -27,7 +27,7 @@ std::string identity(const fs::path& path) {
 }
 
 std::vector<std::byte> encode(const NvrtcFacts& facts) {
-  const nlohmann::json json{{"path", facts.path.string()},
+  const nlohmann::json json{{"path", sys::utf8_of(facts.path)},
                             {"origin", facts.origin},
                             {"version", {facts.version.major, facts.version.minor}},
                             {"build", facts.build},
@@ -50,7 +50,7 @@ std::optional<NvrtcFacts> decode_current(const std::vector<std::byte>& payload) 
   if (!json.is_object()) return std::nullopt;
   try {
     NvrtcFacts facts;
-    facts.path = json.at("path").get<std::string>();
+    facts.path = sys::path_of_utf8(json.at("path").get<std::string>());
     facts.origin = json.at("origin").get<std::string>();
     const auto version = json.at("version").get<std::vector<uint16_t>>();
     if (version.size() != 2) return std::nullopt;

@@ -320,4 +320,6 @@ void become_child_subreaper() { ::prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); }
 
 void close_inherited_files() { ::close_range(STDERR_FILENO + 1, ~0U, 0); }
 
+void end_quietly_on_crash() {}
+
 }  // namespace archfit::sys

@@ -120,6 +120,7 @@ ProgramResult run_program(const std::filesystem::path& program,
   std::vector<Stream> open_streams{{output.read_end, &result.output}};
   if (error_output) open_streams.push_back({error_output->read_end, &result.error_output});
   const auto deadline = std::chrono::steady_clock::now() + options.timeout;
+  size_t written = 0;  // by the program to both pipes
   while (!open_streams.empty()) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
@@ -145,12 +146,18 @@ ProgramResult run_program(const std::filesystem::path& program,
         continue;
       }
       std::string& text = *open_streams[i].text;
-      if (text.size() < options.max_output) text.append(buffer, static_cast<size_t>(n));
+      const size_t room = options.max_output - std::min(options.max_output, text.size());
+      text.append(buffer, std::min(room, static_cast<size_t>(n)));
+      written += static_cast<size_t>(n);
+    }
+    if (options.stop_past_max_output && written > options.max_output) {
+      result.output_overflowed = true;
+      break;
     }
   }
   output.close_read();
   if (error_output) error_output->close_read();
-  if (result.timed_out) ::kill(-pid, SIGKILL);
+  if (result.timed_out || result.output_overflowed) ::kill(-pid, SIGKILL);
   int status = 0;
   pid_t reaped = 0;
   while ((reaped = ::waitpid(pid, &status, 0)) < 0 && errno == EINTR) {
@@ -160,7 +167,7 @@ ProgramResult run_program(const std::filesystem::path& program,
     result.status_unknown = true;
     return result;
   }
-  result.exited = !result.timed_out && WIFEXITED(status);
+  result.exited = !result.timed_out && !result.output_overflowed && WIFEXITED(status);
   if (WIFEXITED(status)) result.exit_status = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);
   return result;

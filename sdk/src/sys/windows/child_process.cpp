@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <system_error>
 
+#include <windows.h>
+
 namespace archfit::sys {
 
 // Windows has no fork(): work that must run apart from the host runs in a
@@ -25,6 +27,11 @@ std::string describe_crash(int signal, const std::string& doing) {
 
 // Job objects do this on Windows: a child's leftovers end with its job.
 void become_child_subreaper() {}
+
+void end_quietly_on_crash() {
+  ::SetErrorMode(::GetErrorMode() | SEM_NOGPFAULTERRORBOX | SEM_FAILCRITICALERRORS |
+                 SEM_NOOPENFILEERRORBOX);
+}
 
 // Windows hands a new process only the handles named for it.
 void close_inherited_files() {}

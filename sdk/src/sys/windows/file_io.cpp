@@ -70,8 +70,11 @@ std::string write_then_replace(const fs::path& temp, const fs::path& target,
 
 std::string replace_whole_file(const fs::path& target, std::string_view text) {
   const fs::path folder = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  const fs::path temporary = folder / ("." + utf8_of(target.filename()) + ".tmp-" +
-                                       std::to_string(::GetCurrentProcessId()));
+  // Appended piece by piece: GCC 12 warns falsely (-Wrestrict) on "." + a temporary.
+  std::string name = ".";
+  name += utf8_of(target.filename());
+  name += ".tmp-" + std::to_string(::GetCurrentProcessId());
+  const fs::path temporary = folder / path_of_utf8(name);
   ::DeleteFileW(os_path(temporary).c_str());  // one left by a run that was killed
   Handle file = create_new(temporary);
   if (!file.valid()) return error_words("cannot create", temporary, ::GetLastError());

@@ -1,6 +1,7 @@
 #include "sys/run_program.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cwchar>
 #include <functional>
 #include <string_view>
@@ -42,6 +43,41 @@ void append_word(std::wstring& line, const std::wstring& word) {
 
 [[noreturn]] void fail(const char* what) {
   throw std::system_error(static_cast<int>(::GetLastError()), std::system_category(), what);
+}
+
+// Whether process `id` runs conhost.exe: the console host Windows (and
+// Wine) starts for a console program, inside its job, and ends with it.
+bool is_console_host(ULONG_PTR id) {
+  Handle process(::OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, FALSE, static_cast<DWORD>(id)));
+  if (!process.valid()) return false;
+  wchar_t image[MAX_PATH];
+  DWORD size = MAX_PATH;
+  if (!::QueryFullProcessImageNameW(process.get(), 0, image, &size)) return false;
+  const std::wstring_view path(image, size);
+  const std::wstring_view name = path.substr(path.find_last_of(L"\\/") + 1);
+  return ::_wcsicmp(std::wstring(name).c_str(), L"conhost.exe") == 0;
+}
+
+// The processes in `job` other than `program` and its console host: what
+// the program started and left running. By their IDs, not the job's count
+// of active processes, which holds the console host and may still hold the
+// program itself for a moment after it ended.
+size_t processes_left_in(HANDLE job, DWORD program) {
+  struct IdList {
+    JOBOBJECT_BASIC_PROCESS_ID_LIST head;
+    ULONG_PTR more_ids[255];
+  } list{};
+  list.head.NumberOfAssignedProcesses = 256;
+  if (!::QueryInformationJobObject(job, JobObjectBasicProcessIdList, &list, sizeof list, nullptr) &&
+      ::GetLastError() != ERROR_MORE_DATA)
+    return 0;
+  const ULONG_PTR* ids = list.head.ProcessIdList;
+  size_t left = 0;
+  for (DWORD i = 0; i < list.head.NumberOfProcessIdsInList; ++i) {
+    if (ids[i] != ULONG_PTR{program} && !is_console_host(ids[i])) ++left;
+  }
+  // Past the list's room: counted as left, not asked for their names.
+  return left + (list.head.NumberOfAssignedProcesses - list.head.NumberOfProcessIdsInList);
 }
 
 }  // namespace
@@ -158,12 +194,22 @@ ProgramResult run_program(const std::filesystem::path& program,
   ProgramResult result;
   // Each pipe read on a thread of its own as it fills: a program that writes
   // much to one while nothing reads it would block for good.
-  const auto read_into = [&options](HANDLE pipe, std::string& text) {
+  std::atomic<size_t> written{0};  // by the program to both pipes
+  std::atomic<bool> overflowed{false};
+  const auto read_into = [&](HANDLE pipe, std::string& text) {
     char buffer[65536];
     DWORD got = 0;
     while (::ReadFile(pipe, buffer, sizeof buffer, &got, nullptr) && got > 0) {
       const size_t room = options.max_output - std::min(options.max_output, text.size());
       text.append(buffer, std::min<size_t>(room, got));
+      if (options.stop_past_max_output && (written += got) > options.max_output &&
+          !overflowed.exchange(true)) {
+        if (job.valid()) {
+          ::TerminateJobObject(job.get(), 1);
+        } else {
+          ::TerminateProcess(process_handle.get(), 1);
+        }
+      }
     }
   };
   std::thread reader(read_into, read_end.get(), std::ref(result.output));
@@ -185,6 +231,11 @@ ProgramResult run_program(const std::filesystem::path& program,
     }
     ::WaitForSingleObject(process_handle.get(), INFINITE);
   }
+  result.output_overflowed = overflowed;
+  if (options.end_what_it_leaves && job.valid() && !result.timed_out && !overflowed) {
+    result.left_running = processes_left_in(job.get(), process.dwProcessId);
+    if (result.left_running > 0) ::TerminateJobObject(job.get(), 1);
+  }
   // What it started may still hold the pipe: ended with the job at the limit.
   if (job.valid()) {
     JOBOBJECT_BASIC_ACCOUNTING_INFORMATION accounting{};
@@ -204,7 +255,7 @@ ProgramResult run_program(const std::filesystem::path& program,
   if (error_reader.joinable()) error_reader.join();
   DWORD code = 0;
   ::GetExitCodeProcess(process_handle.get(), &code);
-  if (!result.timed_out) {
+  if (!result.timed_out && !overflowed) {
     // An NTSTATUS error (0xC…) is a crash, as a signal is on POSIX.
     if ((code & 0xF0000000u) == 0xC0000000u) {
       result.signal = static_cast<int>(code);
