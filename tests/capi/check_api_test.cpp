@@ -101,8 +101,9 @@ TEST_F(CheckApi, TheVerdictTableMatchesTheDocumentsAndRefusesUnknownNames) {
     EXPECT_EQ(archfit_verdict_warns(name), table[name]["warns"].get<bool>() ? 1 : 0) << name;
     blocking += archfit_verdict_blocks(name) == 1;
   }
-  // no-image, ptx-too-new-for-driver, driver-too-old, no-cuda-build, wrong-platform
-  EXPECT_EQ(blocking, 5u);
+  // no-image, ptx-too-new-for-driver, driver-too-old, no-cuda-build,
+  // missing-library, wrong-platform
+  EXPECT_EQ(blocking, 6u);
   EXPECT_EQ(archfit_verdict_blocks("no-image"), 1);
   EXPECT_EQ(archfit_verdict_warns("ptx-jit"), 1);
   EXPECT_EQ(archfit_verdict_blocks("relocatable-only"), 0);

@@ -116,10 +116,10 @@ def test_the_library_answers_for_every_verdict_and_refuses_unknown_names(core_ta
     cdll = archfit._library.load().cdll
     assert set(core_table) == {"native", "ptx-jit", "no-image", "ptx-too-new-for-driver",
                                "relocatable-only", "no-device-code", "driver-too-old",
-                               "wrong-platform", "no-cuda-build", "unknown"}
+                               "wrong-platform", "no-cuda-build", "missing-library", "unknown"}
     blocking = {name for name, facts in core_table.items() if facts["blocks"]}
     assert blocking == {"no-image", "ptx-too-new-for-driver", "driver-too-old", "wrong-platform",
-                        "no-cuda-build"}
+                        "no-cuda-build", "missing-library"}
     assert cdll.archfit_verdict_blocks(b"fits-somehow") == -1
     assert cdll.archfit_verdict_blocks(None) == -1
     assert cdll.archfit_verdict_name(len(core_table)) is None

@@ -87,7 +87,8 @@ OTHERS = {
         "sm_75 sm_80 sm_86 sm_89 sm_90a sm_120a",
         source="onnxruntime-gpu 1.31.1 onnxruntime/capi/libonnxruntime_providers_cuda.so (links libcudart.so.13)"), 13),
     ("torch-2.15.0", "xformers"): Stack(arch_list(
-        "sm_75 sm_80 sm_90a compute_80", source="xformers 0.0.35 xformers/_C.so (links libcudart.so.13)"), 13),
+        "sm_75 sm_80 sm_90a compute_80",
+        source="xformers 0.0.35 xformers/_C.so (links libcudart.so.12: readelf -d of the PyPI wheel's _C.so)"), 12),
     ("cupy", "cupy-cuda12x"): Stack(arch_list(
         "sm_50 sm_52 sm_60 sm_61 sm_70 sm_75 sm_80 sm_86 sm_89 sm_90 sm_100f sm_120f compute_100",
         source="cupy-cuda12x 14.2.0 cupy/cuda/cub.cpython-311-x86_64-linux-gnu.so; it links no libcudart"), 0),
@@ -111,10 +112,21 @@ def stack_facts(env: str, name: str) -> Stack:
     return OTHERS[(env, name)]
 
 
+# Stacks that do not load in their environment, whatever the GPU (issue 36):
+# the library their binary links that no wheel of the environment installs.
+# torch 2.15.0's environment is CUDA 13 throughout (fetch_wheels.py
+# STACK_WHEELS: nvidia-cuda-runtime 13.2.86, no -cu12 wheel), and xformers
+# 0.0.35's _C.so links libcudart.so.12.
+MISSING_LIBRARY = {("torch-2.15.0", "xformers"): "libcudart.so.12"}
+
+
 def expected_verdict(env: str, name: str, gpu: str, driver: str) -> str:
-    """No image beats a driver problem (a driver update fixes only that); a
-    driver the GPU is unknown to, or below the CUDA major's floor, fails
-    where the images would run."""
+    """A library missing beats everything (the import fails first); no image
+    beats a driver problem (a driver update fixes only that); a driver the
+    GPU is unknown to, or below the CUDA major's floor, fails where the
+    images would run."""
+    if (env, name) in MISSING_LIBRARY:
+        return "missing-library"
     cc = GPUS[gpu]
     facts = stack_facts(env, name)
     images = verdict(facts.archs.sass, facts.archs.ptx, cc)
@@ -131,7 +143,8 @@ def expected_verdict(env: str, name: str, gpu: str, driver: str) -> str:
     return images
 
 
-FAILURES = {"no-image", "ptx-too-new-for-driver", "driver-too-old", "wrong-platform"}
+FAILURES = {"no-image", "ptx-too-new-for-driver", "driver-too-old", "wrong-platform",
+            "missing-library"}
 
 # The fixes a user reads first, exactly, where the issue's cases are: the old
 # GPU gets the newest build that still runs it (torch 2.14.1+cu126: CUDA 12.6

@@ -282,6 +282,94 @@ TEST_F(CheckStackTest, XformersIsMovedWithTheTorchTheFixInstalls) {
   EXPECT_EQ(xformers.verdict, Verdict::ptx_jit);
 }
 
+// Issue 36: xformers 0.0.35's _C.so links libcudart.so.12; beside a torch
+// built for CUDA 13 nothing in the environment holds it, and the loader's
+// own folders (none here) do not either. Importing it would stop at
+// "libcudart.so.12: cannot open shared object file": the stack does not
+// load, whatever its PTX would do on the GPU, and no command is offered
+// that archfit has not judged.
+class CheckMissingLibraryTest : public CheckStackTest {
+ protected:
+  void SetUp() override {
+    CheckStackTest::SetUp();
+    if (IsSkipped()) return;
+    archfit::testing::install_stock_torch(*site_, {"2.15.0", "cu130", "13.0", false});
+    site_->install("xformers", "0.0.35",
+                   {{"xformers/_C.so", archfit::testing::stack_fixture("xformers/_C.so")}},
+                   {"numpy", "torch>=2.10"});
+    resources_.loader_search = archfit::sys::LoaderSearch{};
+  }
+  // A folder outside the environment holding CUDA 12's runtime.
+  fs::path folder_with_cudart12() const {
+    const fs::path folder = site_->top() / "outside" / "cuda-12" / "lib64";
+    fs::create_directories(folder);
+    fs::copy_file(archfit::testing::stack_fixture("cudart12/libcudart.so.12"),
+                  folder / "libcudart.so.12");
+    return folder;
+  }
+};
+
+TEST_F(CheckMissingLibraryTest, AStackLinkingALibraryNoOneInstalledDoesNotLoad) {
+  const auto report = check({"RTX 5090"}, "580.65.06");
+  const auto& xformers = stack(report, "xformers");
+  EXPECT_EQ(xformers.verdict, Verdict::missing_library);
+  ASSERT_EQ(xformers.missing_libraries.size(), 1u);
+  EXPECT_EQ(xformers.missing_libraries[0].library, "libcudart.so.12");
+  EXPECT_EQ(xformers.missing_libraries[0].needed_by, "xformers/_C.so");
+  EXPECT_EQ(xformers.missing_libraries[0].distribution, "nvidia-cuda-runtime-cu12");
+  EXPECT_NE(xformers.evidence.find("xformers/_C.so links libcudart.so.12"), std::string::npos)
+      << xformers.evidence;
+  EXPECT_TRUE(xformers.fix.commands.empty());
+  EXPECT_NE(xformers.fix.summary.find("Install a build of xformers made for this environment's "
+                                      "CUDA; the installed one links libcudart.so.12 (from "
+                                      "nvidia-cuda-runtime-cu12)"),
+            std::string::npos)
+      << xformers.fix.summary;
+  EXPECT_EQ(report.verdict, OverallVerdict::fails);
+  // torch itself links libcudart.so.13, which its wheel installed: it loads.
+  EXPECT_NE(stack(report, "PyTorch").verdict, Verdict::missing_library);
+  const auto doc = archfit::check::check_document(report);
+  for (const auto& s : doc["stacks"]) {
+    if (s["name"] != "xformers") continue;
+    EXPECT_EQ(s["verdict"], "missing-library");
+    EXPECT_EQ(s["blocks"], true);
+    EXPECT_EQ(s["title"], "xformers 0.0.35 does not load");
+    EXPECT_EQ(s["missing_libraries"][0]["library"], "libcudart.so.12");
+  }
+}
+
+// With no GPU named it still fails: a missing library fails on any GPU.
+TEST_F(CheckMissingLibraryTest, ItFailsWithNoGpuNamed) {
+  const auto report = check({}, "");
+  EXPECT_EQ(stack(report, "xformers").verdict, Verdict::missing_library);
+}
+
+// The loader finds it in a folder of its own (ld.so.conf's): it loads.
+TEST_F(CheckMissingLibraryTest, ACopyInTheLoadersOwnFoldersLoads) {
+  resources_.loader_search->system_dirs = {folder_with_cudart12()};
+  const auto report = check({"RTX 5090"}, "580.65.06");
+  const auto& xformers = stack(report, "xformers");
+  EXPECT_EQ(xformers.verdict, Verdict::ptx_jit);
+  EXPECT_TRUE(xformers.missing_libraries.empty());
+}
+
+// Found only through LD_LIBRARY_PATH (PATH on Windows, for a Linux
+// environment read there): it loads here, and the report says a process
+// started without the variable would not.
+TEST_F(CheckMissingLibraryTest, ACopyFoundOnlyThroughTheLibraryPathIsSaid) {
+  resources_.loader_search->variable_dirs = {folder_with_cudart12()};
+  const auto report = check({"RTX 5090"}, "580.65.06");
+  EXPECT_EQ(stack(report, "xformers").verdict, Verdict::ptx_jit);
+  const std::string said = "xformers/_C.so loads libcudart.so.12 from ";
+  EXPECT_TRUE(std::any_of(report.findings.begin(), report.findings.end(),
+                          [&](const std::string& finding) {
+                            return finding.rfind(said, 0) == 0 &&
+                                   finding.find(archfit::sys::kLibraryPathVariable) !=
+                                       std::string::npos;
+                          }))
+      << ::testing::PrintToString(report.findings);
+}
+
 // Every front end reads the same answer: the document carries the stacks,
 // whether each blocks, how each binary is reached, and the one line.
 TEST_F(CheckStackTest, TheDocumentCarriesStacksReachAndTheOneLineAnswer) {

@@ -39,7 +39,8 @@ TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
   EXPECT_TRUE(is_failure(Verdict::ptx_too_new_for_driver));
   EXPECT_TRUE(is_failure(Verdict::driver_too_old));
   EXPECT_TRUE(is_failure(Verdict::wrong_platform));
-  EXPECT_TRUE(is_failure(Verdict::no_cuda_build));  // a CPU-only torch (issue 33)
+  EXPECT_TRUE(is_failure(Verdict::no_cuda_build));    // a CPU-only torch (issue 33)
+  EXPECT_TRUE(is_failure(Verdict::missing_library));  // it does not load (issue 36)
   for (const Verdict verdict :
        {Verdict::native, Verdict::ptx_jit, Verdict::relocatable_only, Verdict::no_device_code}) {
     EXPECT_FALSE(is_failure(verdict)) << archfit::compat::to_string(verdict);
@@ -51,9 +52,10 @@ TEST(CompatVerdict, NoImageDriverAndPlatformProblemsAreFailuresAndPtxJitWarns) {
 
 TEST(CompatVerdict, RanksWorstFirstFromWrongPlatformToNoDeviceCode) {
   const std::vector<Verdict> worst_first = {
-      Verdict::wrong_platform, Verdict::no_cuda_build,          Verdict::no_image,
-      Verdict::driver_too_old, Verdict::ptx_too_new_for_driver, Verdict::ptx_jit,
-      Verdict::native,         Verdict::relocatable_only,       Verdict::no_device_code};
+      Verdict::wrong_platform, Verdict::missing_library, Verdict::no_cuda_build,
+      Verdict::no_image,       Verdict::driver_too_old,  Verdict::ptx_too_new_for_driver,
+      Verdict::ptx_jit,        Verdict::native,          Verdict::relocatable_only,
+      Verdict::no_device_code};
   for (std::size_t i = 1; i < worst_first.size(); ++i) {
     EXPECT_GT(badness(worst_first[i - 1]), badness(worst_first[i]))
         << archfit::compat::to_string(worst_first[i - 1]) << " vs "
@@ -89,7 +91,7 @@ TEST(CompatVerdict, BinariesThatLaunchNothingDoNotDragAComponentDown) {
 
 TEST(CompatVerdict, TheTableHoldsEveryVerdictOnceAndIsWhatTheQuestionsRead) {
   const auto table = archfit::compat::verdict_table();
-  ASSERT_EQ(table.size(), 10u);
+  ASSERT_EQ(table.size(), 11u);
   for (std::size_t i = 0; i < table.size(); ++i) {
     const auto& facts = table[i];
     EXPECT_EQ(archfit::compat::to_string(facts.verdict), facts.name);

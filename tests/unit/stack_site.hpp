@@ -34,12 +34,16 @@ inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch
   const bool cuda13 = torch.build == "cu130";
   const std::string runtime = cuda13 ? "nvidia-cuda-runtime" : "nvidia-cuda-runtime-cu12";
   const std::string runtime_version = cuda13 ? "13.0.96" : "12.8.90";
+  // CUDA 13's cuFFT (libcufft.so.12, linking cudart 13) for a CUDA 13
+  // build, as torch's CUDA 13 wheels require it; CUDA 12's otherwise.
+  const std::string cufft = cuda13 ? "nvidia-cufft" : "nvidia-cufft-cu12";
+  const std::string cufft_version = cuda13 ? "12.0.0.61" : "11.3.3.83";
   site.install(
       "torch", torch.version,
       {{"torch/_C.cpython-311-x86_64-linux-gnu.so",
         stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so")},
        {"torch/lib/libtorch_cuda.so", stack_fixture("torch_" + torch.build + "/libtorch_cuda.so")}},
-      {"filelock", runtime + "==" + runtime_version + linux, "nvidia-cufft-cu12==11.3.3.83" + linux,
+      {"filelock", runtime + "==" + runtime_version + linux, cufft + "==" + cufft_version + linux,
        "nvidia-cusparselt-cu12==0.7.1" + linux, "triton==3.4.0" + linux,
        "optree>=0.13.0; extra == \"optree\""});
   site.write("torch/version.py", "__version__ = '" + torch.version + "+" + torch.build +
@@ -48,9 +52,14 @@ inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch
       runtime, runtime_version,
       {{"nvidia/cuda_runtime/lib/" + std::string(cuda13 ? "libcudart.so.13" : "libcudart.so.12"),
         stack_fixture(cuda13 ? "cudart13/libcudart.so.13" : "cudart12/libcudart.so.12")}});
-  site.install("nvidia-cufft-cu12", "11.3.3.83",
-               {{"nvidia/cufft/lib/libcufft.so.11", stack_fixture("cufft/libcufft.so.11")},
-                {"nvidia/cufft/lib/libcufftw.so.11", stack_fixture("cufftw/libcufftw.so.11")}});
+  if (cuda13) {
+    site.install(cufft, cufft_version,
+                 {{"nvidia/cufft/lib/libcufft.so.12", stack_fixture("cufft13/libcufft.so.12")}});
+  } else {
+    site.install(cufft, cufft_version,
+                 {{"nvidia/cufft/lib/libcufft.so.11", stack_fixture("cufft/libcufft.so.11")},
+                  {"nvidia/cufft/lib/libcufftw.so.11", stack_fixture("cufftw/libcufftw.so.11")}});
+  }
   site.install("nvidia-cusparselt-cu12", "0.7.1",
                {{"nvidia/cusparselt/lib/libcusparseLt.so.0",
                  stack_fixture("cusparselt/libcusparseLt.so.0")}});

@@ -188,10 +188,27 @@ Fix no_image_fix(const ComponentResult& component, const DeviceInfo& device,
                           " --force-reinstall " + which.name});
 }
 
+// A stack that does not load. No command yet: installing the wheel that
+// holds the library is right only where the stack's own loader finds it
+// there (a member's RPATH, or torch preloading it), and a build of the
+// stack for the environment's CUDA runtime is a fix archfit must judge
+// before it prints it (issue 36, "every printed fix judged").
+Fix missing_library_fix(const StackResult& stack) {
+  std::string what;
+  for (const auto& missing : stack.missing_libraries) {
+    what += std::string(what.empty() ? "" : ", ") + missing.library + " (from " +
+            missing.distribution + ")";
+  }
+  return fix_of("Install a build of " + stack.name +
+                " made for this environment's CUDA; the installed one links " + what +
+                ", which nothing here provides");
+}
+
 }  // namespace
 
 Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   if (!compat::is_failure(stack.verdict)) return {};
+  if (stack.verdict == compat::Verdict::missing_library) return missing_library_fix(stack);
   const auto& report = context.report;
   const DeviceInfo* device = device_named(report, stack.device);
   if (!device) return {};

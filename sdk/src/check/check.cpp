@@ -399,8 +399,10 @@ void CheckRun::judge_stacks() {
   }
   const auto plans = plan_stacks(scan_.files, *owners_, sites_, kb().packages(), set_aside);
   const LinkGraph graph = graph_built_.get();
-  report.stacks =
-      check::judge_stacks(plans, {scan_.files, *owners_, graph, binary_of_file_, kb()}, report);
+  const sys::LoaderSearch loader =
+      resources_.loader_search ? *resources_.loader_search : sys::loader_search();
+  report.stacks = check::judge_stacks(
+      plans, {scan_.files, *owners_, graph, binary_of_file_, kb(), loader}, report);
   for (const auto& stack : report.stacks) {
     for (auto& component : report.components) {
       const auto& members = stack.members;

@@ -164,6 +164,17 @@ struct CudaRuntime {
   std::optional<compat::DriverVersion> min_driver;  // the major's minor-version floor
 };
 
+// A library a stack's binary links that is neither in the environment nor
+// where the loader looks (missing-library): the import fails on it first.
+struct MissingLibrary {
+  std::string library;    // "libcudart.so.12", as the binary names it
+  std::string needed_by;  // the binary that links it, as the report shows it: "xformers/_C.so"
+  // What installs it (packages.yaml `provided_libraries`): the
+  // distribution, and the requirement a fix installs ("nvidia-cuda-runtime==13.*").
+  std::string distribution;
+  std::string requirement;
+};
+
 // What a user installs and moves as one: the PyTorch stack (torch with
 // torchvision, torchaudio, triton and the nvidia-* wheels it requires), any
 // other package with the CUDA wheels it requires, a custom-node pack, a
@@ -183,6 +194,7 @@ struct StackResult {
   std::optional<CudaRuntime> cuda;
   Fix fix;
   std::vector<FeatureNote> notes;  // features that will not work; the stack still runs
+  std::vector<MissingLibrary> missing_libraries;  // what stops it loading (missing-library)
   // The binaries its verdict weighs: indices into CheckReport::components
   // and their binaries.
   std::vector<std::pair<size_t, size_t>> binaries;

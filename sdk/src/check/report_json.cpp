@@ -94,6 +94,9 @@ json probes_json(const std::vector<ProbeResult>& probes, const std::vector<Devic
 // A blocking stack in one line, as a toast or a node's first row says it:
 // "RTX 5090 cannot run PyTorch 2.5.1+cu124"; "" for a stack that does not block.
 std::string stack_title(const StackResult& stack) {
+  // Missing a library, it fails on any GPU: the title names none.
+  if (stack.verdict == compat::Verdict::missing_library)
+    return stack.name + (stack.version.empty() ? "" : " " + stack.version) + " does not load";
   if (!compat::is_failure(stack.verdict) || stack.device.empty()) return {};
   return util::short_gpu_name(stack.device) + " cannot run " + stack.name +
          (stack.version.empty() ? "" : " " + stack.version);
@@ -108,6 +111,13 @@ json stack_json(const StackResult& stack, const CheckReport& report) {
                      {"verdict", compat::to_string(note.verdict)},
                      {"device", note.device},
                      {"evidence", note.evidence}});
+  }
+  json missing = json::array();
+  for (const auto& library : stack.missing_libraries) {
+    missing.push_back({{"library", library.library},
+                       {"needed_by", library.needed_by},
+                       {"distribution", library.distribution},
+                       {"requirement", library.requirement}});
   }
   json cuda = nullptr;
   if (stack.cuda) {
@@ -131,7 +141,8 @@ json stack_json(const StackResult& stack, const CheckReport& report) {
           {"explanation", stack.explanation},
           {"cuda", std::move(cuda)},
           {"fix", fix_json(stack.fix)},
-          {"notes", std::move(notes)}};
+          {"notes", std::move(notes)},
+          {"missing_libraries", std::move(missing)}};
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include "kb/knowledge_base_source.hpp"
 #include "plugin/plugin_host.hpp"
 #include "report.hpp"
+#include "sys/library_loading.hpp"
 
 namespace archfit::check {
 
@@ -63,6 +64,10 @@ struct CheckResources {
   binary::ProgressCallback on_progress;  // the scan's progress, for a progress line
   // What the environment adds to the request's plugin search, if it has one.
   plugin::PluginEnvironment plugin_environment;
+  // Where the loader looks beyond the environment for a library a binary
+  // links (check/library_needs.hpp); nullopt: this machine's
+  // (sys::loader_search, ld.so.conf's folders and LD_LIBRARY_PATH).
+  std::optional<sys::LoaderSearch> loader_search;
 };
 
 // The knowledge base a check reads, waited for; CheckError when it could

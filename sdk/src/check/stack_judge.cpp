@@ -7,6 +7,7 @@
 
 #include "binary/zip_archive.hpp"
 #include "compat/driver.hpp"
+#include "library_needs.hpp"
 #include "sys/utf8_path.hpp"
 
 namespace archfit::check {
@@ -269,14 +270,32 @@ std::vector<const BinaryResult*> weigh_reached(size_t u, const std::vector<Reach
   return judged;
 }
 
+// The evidence of a stack that does not load: the first library missing.
+void say_what_is_missing(StackResult& stack) {
+  const MissingLibrary& missing = stack.missing_libraries.front();
+  stack.evidence = missing.needed_by + " links " + missing.library +
+                   ", which is neither installed nor where the loader looks (" +
+                   missing.distribution + " installs it)";
+  stack.explanation = "It does not load at all: importing it stops at \"" + missing.library +
+                      ": cannot open shared object file\" (on Windows, \"DLL load failed\") "
+                      "before any GPU code is tried, whatever images it holds.";
+}
+
 // The stack's verdict, device and evidence: the worst device's, and on it
-// the worst binary's (or the driver's reason when that is what fails).
+// the worst binary's (or the driver's reason, or the missing library, when
+// that is what fails).
 void name_the_worst(const std::vector<const BinaryResult*>& judged,
                     const std::vector<std::string>& driver_reasons, bool has_device_code,
                     const CheckReport& report, StackResult& stack) {
   if (report.devices.empty()) {
-    // Device code, but no GPU to judge it on (as aggregate() says of a component).
-    if (has_device_code) stack.verdict = compat::Verdict::unknown;
+    // A library missing fails on any GPU; device code but no GPU to judge
+    // it on is unknown (as aggregate() says of a component).
+    if (!stack.missing_libraries.empty()) {
+      stack.verdict = compat::Verdict::missing_library;
+      say_what_is_missing(stack);
+    } else if (has_device_code) {
+      stack.verdict = compat::Verdict::unknown;
+    }
     return;
   }
   size_t worst_device = 0;
@@ -285,6 +304,10 @@ void name_the_worst(const std::vector<const BinaryResult*>& judged,
   }
   stack.verdict = stack.per_device[worst_device];
   stack.device = report.devices[worst_device].name;
+  if (stack.verdict == compat::Verdict::missing_library) {
+    say_what_is_missing(stack);
+    return;
+  }
   if (stack.verdict == compat::Verdict::driver_too_old && !driver_reasons[worst_device].empty()) {
     stack.evidence = driver_reasons[worst_device];
     stack.explanation =
@@ -344,6 +367,22 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
           inputs.kb.cuda_floor_for_major(stack.cuda->major, report.driver.family);
     std::vector<std::string> driver_reasons(report.devices.size());
     if (has_device_code) apply_driver_rules(stack, report, driver, driver_reasons);
+    // What stops it loading at all, in its own files and its suppliers'
+    // (another stack's libraries are that stack's to judge).
+    std::vector<size_t> own_files;
+    for (const auto& step : reached[u]) {
+      if (root_of[step.file] == plans.size() || root_of[step.file] == u)
+        own_files.push_back(step.file);
+    }
+    auto needs = library_needs(
+        own_files, inputs.graph, inputs.kb.packages(), inputs.loader,
+        [&](size_t file) { return shown(inputs.files[file].path, inputs.owners, file); });
+    report.findings.insert(report.findings.end(), needs.findings.begin(), needs.findings.end());
+    stack.missing_libraries = std::move(needs.missing);
+    if (!stack.missing_libraries.empty()) {
+      for (auto& verdict : stack.per_device)
+        verdict = compat::worse_of(verdict, compat::Verdict::missing_library);
+    }
     name_the_worst(judged, driver_reasons, has_device_code, report, stack);
     stacks.push_back(std::move(stack));
   }

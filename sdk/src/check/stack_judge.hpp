@@ -14,6 +14,7 @@
 #include "kb/knowledge_base.hpp"
 #include "reach.hpp"
 #include "stack_plan.hpp"
+#include "sys/library_loading.hpp"
 
 namespace archfit::check {
 
@@ -27,10 +28,14 @@ struct StackInputs {
   const LinkGraph& graph;
   const BinaryIndex& binary_of_file;
   const kb::KnowledgeBase& kb;
+  // Where the loader looks beyond the environment (library_needs.hpp).
+  const sys::LoaderSearch& loader;
 };
 
 // Sets every binary's reach and every component's verdict, and returns the
-// stacks that load device code, judged; their fixes are advise's.
+// stacks that load device code, judged; their fixes are advise's. What
+// stops a stack loading at all (a missing library) goes into its verdict,
+// and a library found only through LD_LIBRARY_PATH into `report.findings`.
 std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
                                       const StackInputs& inputs, CheckReport& report);
 

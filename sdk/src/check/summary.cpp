@@ -54,6 +54,11 @@ std::string failure_words(const StackResult& stack, const CheckReport& report) {
     case compat::Verdict::wrong_platform:
       return "is built for another CPU than the " + (device ? device->machine : std::string()) +
              " machine of " + where;
+    case compat::Verdict::missing_library:
+      if (!stack.missing_libraries.empty())
+        return "does not load: " + stack.missing_libraries.front().needed_by + " links " +
+               stack.missing_libraries.front().library + ", which is not installed";
+      break;
     default:
       break;
   }

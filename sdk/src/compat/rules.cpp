@@ -184,6 +184,7 @@ std::string explain(Verdict verdict, const binary::FileScan& scan, const Invento
     case Verdict::driver_too_old:
     case Verdict::wrong_platform:
     case Verdict::no_cuda_build:
+    case Verdict::missing_library:
     case Verdict::unknown:
       // Judged over a whole stack (check/), never from one binary's images.
       return {};

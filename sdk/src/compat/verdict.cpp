@@ -8,7 +8,7 @@ namespace archfit::compat {
 namespace {
 
 // In badness order, best first; worst_of and badness both read it.
-constexpr std::array<VerdictFacts, 10> kVerdicts = {{
+constexpr std::array<VerdictFacts, 11> kVerdicts = {{
     // verdict, name, blocks, warns, runs, meaning
     {Verdict::unknown, "unknown", false, false, false,
      "there is device code, but no GPU to judge it against"},
@@ -25,6 +25,9 @@ constexpr std::array<VerdictFacts, 10> kVerdicts = {{
     {Verdict::no_image, "no-image", true, false, false, "nothing here can run on the device"},
     {Verdict::no_cuda_build, "no-cuda-build", true, false, false,
      "a framework built without CUDA (CPU-only or ROCm): it never uses the NVIDIA GPU"},
+    {Verdict::missing_library, "missing-library", true, false, false,
+     "a library it links is neither in the environment nor where the loader looks: it does not "
+     "load at all"},
     {Verdict::wrong_platform, "wrong-platform", true, false, false,
      "built for another CPU: the loader refuses it"},
 }};

@@ -27,6 +27,10 @@ enum class Verdict {
   // torch for Windows, or a +cpu build): it never uses the NVIDIA GPU, and
   // ComfyUI stops with "Torch not compiled with CUDA enabled" (issue 33).
   no_cuda_build,
+  // A library its binaries link is neither in the environment nor where the
+  // loader looks ("libcudart.so.12: cannot open shared object file"): the
+  // import fails before any image is looked at (issue 36).
+  missing_library,
 };
 
 // The one verdict table: what each verdict is called and whether it fails.
@@ -48,7 +52,8 @@ std::string_view to_string(Verdict verdict);  // "native", "ptx-jit", …
 std::optional<Verdict> verdict_from_string(std::string_view name);
 
 // The code will fail on the device: no-image, ptx-too-new-for-driver,
-// driver-too-old, no-cuda-build and wrong-platform (the table's `blocks`).
+// driver-too-old, no-cuda-build, missing-library and wrong-platform (the
+// table's `blocks`).
 bool is_failure(Verdict verdict);
 // It works, but the user should hear about it: ptx-jit (the table's `warns`).
 bool is_warning(Verdict verdict);
@@ -56,10 +61,11 @@ bool is_warning(Verdict verdict);
 // table's `runs`).
 bool runs(Verdict verdict);
 
-// Worst first: wrong-platform, no-cuda-build, no-image, driver-too-old,
-// ptx-too-new-for-driver, ptx-jit, native, relocatable-only, no-device-code.
-// Code for another CPU is worst because nothing about the GPU or driver
-// helps; a build without CUDA uses no GPU at all; no image is worse than the driver problems
+// Worst first: wrong-platform, missing-library, no-cuda-build, no-image,
+// driver-too-old, ptx-too-new-for-driver, ptx-jit, native, relocatable-only,
+// no-device-code. Code for another CPU is worst because nothing about the
+// GPU or driver helps; code that does not load comes next, whatever its
+// images; a build without CUDA uses no GPU at all; no image is worse than the driver problems
 // because a driver update fixes only those. Binaries that launch nothing (no device code, only
 // device-link inputs) rank last so that they never drag a component down.
 int badness(Verdict verdict);  // larger is worse

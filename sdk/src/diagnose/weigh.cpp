@@ -65,6 +65,8 @@ std::string verdict_words(const check::ReportedVerdict& reported) {
       return "it is built for another CPU";
     case compat::Verdict::no_cuda_build:
       return "it is built without CUDA and never uses the GPU";
+    case compat::Verdict::missing_library:
+      return "a library it links is missing, so it does not load";
     case compat::Verdict::unknown:
       break;  // no GPU to judge against: named as it is
   }

@@ -785,6 +785,24 @@ class Loader {
       rule.provenance = file.provenance(directories[i], path);
       packages.dll_directories.push_back(std::move(rule));
     }
+    const auto provided = file.list(root, "provided_libraries", "", false);
+    for (size_t i = 0; provided.IsDefined() && i < provided.size(); ++i) {
+      const auto path = indexed("provided_libraries", i);
+      file.expect_map(provided[i], path);
+      ProvidedLibrary rule;
+      rule.libraries = file.string_list(provided[i], "libraries", path, true);
+      rule.distribution = file.string(provided[i], "distribution", path);
+      if (!written_as_pip_compares(rule.distribution))
+        file.fail(
+            provided[i]["distribution"], path + ".distribution",
+            "\"" + rule.distribution + "\" is not written as pip compares names (lower case, '-')");
+      rule.requirement = file.string(provided[i], "requirement", path);
+      if (!rule.requirement.starts_with(rule.distribution))
+        file.fail(provided[i]["requirement"], path + ".requirement",
+                  "\"" + rule.requirement + "\" does not name " + rule.distribution);
+      rule.provenance = file.provenance(provided[i], path);
+      packages.provided_libraries.push_back(std::move(rule));
+    }
     // binary_only, pass_through and hosts: lists of distributions, each with its source.
     const auto read_lists = [&](const char* key, std::vector<DistributionList>& into) {
       const auto lists = file.list(root, key, "", false);

@@ -1,6 +1,7 @@
 #include "packages.hpp"
 
 #include <algorithm>
+#include <cctype>
 
 namespace archfit::kb {
 
@@ -56,6 +57,22 @@ const FeatureLibrary* Packages::feature_of(const std::filesystem::path& relative
   for (const auto& feature : features) {
     const bool by_path = feature.library.find('/') != std::string::npos;
     if (glob_matches(feature.library, by_path ? path : name)) return &feature;
+  }
+  return nullptr;
+}
+
+const ProvidedLibrary* Packages::provider_of(std::string_view file_name) const {
+  // Windows compares file names without case: an import may say CUDART64_12.DLL.
+  const auto same = [file_name](const std::string& library) {
+    if (!library.ends_with(".dll")) return library == file_name;
+    return std::equal(library.begin(), library.end(), file_name.begin(), file_name.end(),
+                      [](char a, char b) {
+                        return std::tolower(static_cast<unsigned char>(a)) ==
+                               std::tolower(static_cast<unsigned char>(b));
+                      });
+  };
+  for (const auto& provided : provided_libraries) {
+    if (std::any_of(provided.libraries.begin(), provided.libraries.end(), same)) return &provided;
   }
   return nullptr;
 }

@@ -61,6 +61,16 @@ struct DllDirectories {
   Provenance provenance;
 };
 
+// Libraries a package installs that other packages' binaries link by name
+// (libcudart.so.12, cudart64_12.dll): one linked but in neither the
+// environment nor the loader's own folders stops the binary from loading.
+struct ProvidedLibrary {
+  std::vector<std::string> libraries;  // file names, as DT_NEEDED or an import names them
+  std::string distribution;            // what installs them: "nvidia-cuda-runtime-cu12"
+  std::string requirement;             // what a fix installs: "nvidia-cuda-runtime==13.*"
+  Provenance provenance;
+};
+
 // Distributions named by fnmatch patterns over normalized names, with the
 // source that says why they belong in the list.
 struct DistributionList {
@@ -99,6 +109,7 @@ class Packages {
   std::vector<DistributionList> hosts;
   std::vector<CpuTwin> cpu_twins;
   std::vector<DllDirectories> dll_directories;
+  std::vector<ProvidedLibrary> provided_libraries;
 
   // `key` is a normalized distribution name. nullptr when none matches.
   const SupplierRule* supplier(std::string_view key) const;
@@ -118,6 +129,9 @@ class Packages {
   // Whether a folder, as a path relative to site-packages, is one a package
   // adds to the DLL search on Windows.
   bool is_added_dll_directory(std::string_view relative_folder) const;
+  // What installs a library of this file name; nullptr when no package
+  // is known to (the system's own: libc.so.6, KERNEL32.dll).
+  const ProvidedLibrary* provider_of(std::string_view file_name) const;
   // The name patterns a library of this file name opens in its own folder.
   std::vector<std::string> opened_by(std::string_view file_name) const;
 };
