@@ -19,30 +19,5 @@ cp "$exe" "$dll" "$helper" "$place/bin/"
 cp -r "$plugins" "$place/$plugin_folder/out"
 cp -r "$faulty" "$place/$plugin_folder/faulty"
 cp -r "$repo/sdk/data/kb" "$place/share/archfit/kb"
-nvrtc13="$wheels/nvidia_cuda_nvrtc-13.0.88-py3-none-win_amd64.whl"
-if [ -f "$nvrtc13" ] && [ -d /usr/local/cuda/include ]; then
-  toolkit="$place/CUDA/v13.0"
-  /usr/bin/python3 -m zipfile -e "$nvrtc13" "$place/wheel13"
-  mkdir -p "$toolkit/bin"
-  mv "$place/wheel13/nvidia/cu13/bin/x86_64" "$toolkit/bin/x64"
-  rm -rf "$place/wheel13"
-  cp -r /usr/local/cuda/include "$toolkit/include"
-  echo '{"cuda_nvrtc": {"name": "CUDA NVRTC", "version": "13.0.88"}}' >"$toolkit/version.json"
-  echo "NVRTC 13.0.88 for Windows in $toolkit"
-  # The toolkit's fatbinary.exe (in bin, where CUDA 13 left its programs),
-  # from the compiler's Windows wheel: what `jit bundle` packs with.
-  nvcc13="$wheels/nvidia_cuda_nvcc-13.0.88-py3-none-win_amd64.whl"
-  if [ -f "$nvcc13" ]; then
-    /usr/bin/python3 - "$nvcc13" "$toolkit/bin/fatbinary.exe" <<'UNPACK'
-import shutil, sys, zipfile
-with zipfile.ZipFile(sys.argv[1]) as wheel, wheel.open("nvidia/cu13/bin/fatbinary.exe") as source:
-    with open(sys.argv[2], "wb") as target:
-        shutil.copyfileobj(source, target)
-UNPACK
-    echo "fatbinary.exe 13.0.88 in $toolkit/bin"
-  else
-    echo "no fatbinary.exe: $nvcc13 is not in the realworld cache; the bundle cases skip"
-  fi
-else
-  echo "no NVRTC for Windows: $nvrtc13 is not in the realworld cache; the jit cases skip"
-fi
+# Where the wheels are not cached, the jit cases skip, saying so.
+"$repo/tests/windows/lay_out_cuda13_toolkit.sh" "$wheels" "$place/CUDA/v13.0" || true

@@ -172,7 +172,6 @@ fi
 echo "== 8. jit compile with PyPI's Windows NVRTC, found as Windows users have it"
 nvrtc12="$cache/nvidia_cuda_nvrtc_cu12-12.8.93-py3-none-win_amd64.whl"
 runtime12="$cache/nvidia_cuda_runtime_cu12-12.8.90-py3-none-win_amd64.whl"
-nvrtc13="$cache/nvidia_cuda_nvrtc-13.0.88-py3-none-win_amd64.whl"
 # On the Wine prefix's C: drive, not beside the build: Wine shows a sticky
 # world-writable folder (mode 1777, as /tmp, where a clone may well be) as
 # an ACL that lets Everyone write, and archfit rightly refuses NVRTC and
@@ -239,16 +238,9 @@ if [ -f "$nvrtc12" ] && [ -f "$runtime12" ]; then
 else
   echo "skipped: the CUDA 12 Windows NVRTC and runtime wheels are not in the realworld cache"
 fi
-if [ -f "$nvrtc13" ]; then
-  # A CUDA 13 toolkit as its Windows installer lays it out: DLLs in
-  # bin\x64, headers in include (this machine's CUDA 13.0 headers), named by
-  # CUDA_PATH.
-  toolkit13="$jit_work/CUDA/v13.0"
-  /usr/bin/python3 -m zipfile -e "$nvrtc13" "$jit_work/wheel13"
-  mkdir -p "$toolkit13/bin"
-  mv "$jit_work/wheel13/nvidia/cu13/bin/x86_64" "$toolkit13/bin/x64"
-  cp -r /usr/local/cuda/include "$toolkit13/include"
-  echo '{"cuda_nvrtc": {"name": "CUDA NVRTC", "version": "13.0.88"}}' >"$toolkit13/version.json"
+# A CUDA 13 toolkit as its Windows installer lays it out, named by CUDA_PATH.
+toolkit13="$jit_work/CUDA/v13.0"
+if "$repo/tests/windows/lay_out_cuda13_toolkit.sh" "$cache" "$toolkit13"; then
   for arch in sm_100 sm_120 sm_121; do
     jit_compile cu13-cuda-path "$arch" "$repo/kernels/fp8_to_bf16.cu" \
       CUDA_PATH="$(winepath -w "$toolkit13")"
@@ -262,7 +254,7 @@ if [ -f "$nvrtc13" ]; then
   jit_compile cu13-non-ascii sm_120 "$odd_jit/rmsnorm.cu" \
     CUDA_PATH="$(winepath -w "$odd_jit/CUDA/v13.0")"
 else
-  echo "skipped: $nvrtc13 is not in the realworld cache"
+  echo "skipped: no CUDA 13 toolkit for Windows (said above)"
 fi
 
 echo "== 9. a bare check in a ComfyUI portable folder"
