@@ -91,11 +91,12 @@ inline constexpr bool kCanFork = true;
 void become_child_subreaper();
 
 // For a process that runs code which may crash (a plugin, in the probe
-// helper's process of its own on Windows): a crash ends it at once, with no
-// dialog and no debugger started (Windows: SetErrorMode with
-// SEM_NOGPFAULTERRORBOX, which Windows Error Reporting and Wine's debugger
-// both honour; a debugger starting under Wine took the crash past a 1 s
-// limit). POSIX: nothing to do, a signal ends it at once.
+// helper's process of its own on Windows): a crash ends it at once, with
+// the exception's code as its status, no dialog and no debugger started
+// (Windows: SetErrorMode with SEM_NOGPFAULTERRORBOX for Windows Error
+// Reporting, and an unhandled-exception filter that ends the process, which
+// Wine's debugger does not pass: it took a crash past a 1 s limit). POSIX:
+// nothing to do, a signal ends it at once.
 void end_quietly_on_crash();
 
 // Closes every file this process was started with beyond stdin, stdout and
