@@ -6,7 +6,7 @@ namespace archfit::binary {
 
 namespace {
 constexpr uint64_t kHeaderSize = 64;
-constexpr uint64_t kSectionHeaderSize = 64;
+constexpr uint64_t kElfSectionHeaderSize = 64;
 constexpr uint16_t kSectionIndexExtended = 0xffff;  // SHN_XINDEX
 }  // namespace
 
@@ -35,7 +35,7 @@ ElfFile read_elf(const ByteReader& bytes) {
   uint64_t count = bytes.u16(60, "e_shnum");
   uint32_t names_index = bytes.u16(62, "e_shstrndx");
   if (section_table == 0) return file;  // no section table: the caller decides what to do
-  if (entry_size < kSectionHeaderSize) {
+  if (entry_size < kElfSectionHeaderSize) {
     throw ScanError(
         58, "ELF section header size " + std::to_string(entry_size) + " is smaller than 64");
   }

@@ -15,7 +15,7 @@ namespace {
 // tables, pointer arrays, the GOT): no data object, and so no fatbin
 // container, is ever placed in them. Skipping them saves about 8% of the
 // bytes searched in the CUDA 13 libraries (.eh_frame alone is 35 MB).
-bool toolchain_section(std::string_view name) {
+bool elf_toolchain_section(std::string_view name) {
   static constexpr std::string_view kNames[] = {".eh_frame",
                                                 ".eh_frame_hdr",
                                                 ".gcc_except_table",
@@ -39,7 +39,7 @@ DeviceCodeRole role_of(const ElfSection& section) {
   if (section.name == "__nv_relfatbin") return DeviceCodeRole::relocatable_fatbins;
   // NVIDIA's libraries keep containers in .ldata, .cask_resource, .rodata, …
   if (section.type == elf::kSectionProgbits && (section.flags & elf::kFlagAlloc) &&
-      !(section.flags & elf::kFlagExec) && !toolchain_section(section.name))
+      !(section.flags & elf::kFlagExec) && !elf_toolchain_section(section.name))
     return DeviceCodeRole::data;
   return DeviceCodeRole::none;
 }

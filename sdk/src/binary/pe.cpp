@@ -11,7 +11,7 @@ namespace {
 constexpr uint64_t kDosHeaderSize = 64;
 constexpr uint64_t kNewHeaderPointer = 0x3C;  // e_lfanew
 constexpr uint64_t kCoffHeaderSize = 20;      // after the 4-byte "PE\0\0"
-constexpr uint64_t kSectionHeaderSize = 40;
+constexpr uint64_t kPeSectionHeaderSize = 40;
 constexpr uint64_t kSymbolSize = 18;                    // a COFF symbol table entry
 constexpr uint64_t kOptionalHeaderFixedPe32Plus = 112;  // up to the data directories
 constexpr uint32_t kMaxDirectories = 16;
@@ -97,7 +97,7 @@ PeFile read_pe(const ByteReader& bytes) {
   }
 
   const uint64_t table = optional + optional_size;
-  if (!bytes.contains(table, section_count * kSectionHeaderSize)) {
+  if (!bytes.contains(table, section_count * kPeSectionHeaderSize)) {
     throw ScanError(table, "PE section table (" + std::to_string(section_count) +
                                " headers of 40 bytes) extends past the end of the file (" +
                                std::to_string(bytes.size()) + " bytes)");
@@ -110,7 +110,7 @@ PeFile read_pe(const ByteReader& bytes) {
 
   file.sections.reserve(section_count);
   for (uint64_t i = 0; i < section_count; ++i) {
-    const uint64_t at = table + i * kSectionHeaderSize;
+    const uint64_t at = table + i * kPeSectionHeaderSize;
     PeSection section;
     section.name = section_name(bytes, at, i, string_table);
     section.virtual_size = bytes.u32(at + 8, "VirtualSize");

@@ -19,7 +19,7 @@ constexpr uint64_t kMaxDllName = 260;                // MAX_PATH
 // the CUDA runtime's own registration data beside .nv_fatb (.nvFatBi, the
 // module ids in __nv_mod, the host runtime's .nvHR*): no container is ever
 // placed in them.
-bool toolchain_section(std::string_view name) {
+bool pe_toolchain_section(std::string_view name) {
   static constexpr std::string_view kNames[] = {".reloc", ".pdata", ".xdata",   ".idata",
                                                 ".edata", ".didat", ".tls",     ".CRT",
                                                 ".rsrc",  ".00cfg", ".nvFatBi", "__nv_mod"};
@@ -33,7 +33,8 @@ DeviceCodeRole role_of(const PeSection& section) {
   if (section.name.substr(0, 8) == "__nv_rel") return DeviceCodeRole::relocatable_fatbins;
   if ((section.characteristics & (pe::kSectionCode | pe::kSectionExecute)) != 0)
     return DeviceCodeRole::none;
-  if ((section.characteristics & pe::kSectionInitializedData) && !toolchain_section(section.name))
+  if ((section.characteristics & pe::kSectionInitializedData) &&
+      !pe_toolchain_section(section.name))
     return DeviceCodeRole::data;
   return DeviceCodeRole::none;
 }

@@ -2,6 +2,8 @@
 
 namespace archfit::check {
 
+std::string DeviceInfo::label() const { return name + " (" + cc.sm_name() + ")"; }
+
 std::string_view to_string(Reach reach) {
   switch (reach) {
     case Reach::loaded:

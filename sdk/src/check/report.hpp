@@ -52,6 +52,8 @@ struct DeviceInfo {
   // true when either is unknown.
   std::optional<compat::DriverVersion> first_driver;
   bool driver_knows_it = true;
+
+  std::string label() const;  // "NVIDIA GeForce RTX 5090 (sm_120)"
 };
 
 struct DriverInfo {

@@ -106,10 +106,6 @@ std::optional<CudaRuntime> cuda_runtime_of(const StackPlan& plan,
   return best;
 }
 
-std::string device_label(const DeviceInfo& device) {
-  return device.name + " (" + device.cc.sm_name() + ")";
-}
-
 // The driver rules no image list shows, applied to a stack's per-device
 // verdicts: a driver below the CUDA major's floor fails every device; a
 // driver older than the first one that knows a GPU fails that GPU.
@@ -130,7 +126,7 @@ void apply_driver_rules(StackResult& stack, const CheckReport& report,
   for (size_t d = 0; d < report.devices.size(); ++d) {
     const auto& device = report.devices[d];
     if (!device.driver_knows_it && driver && device.first_driver) {
-      per_device_reason[d] = device_label(device) + " needs NVIDIA driver " +
+      per_device_reason[d] = device.label() + " needs NVIDIA driver " +
                              device.first_driver->to_string() +
                              " or newer, the first that knows its architecture; driver " +
                              driver->to_string() + " does not list it";

@@ -13,10 +13,6 @@ const DeviceInfo* device_named(const CheckReport& report, const std::string& nam
   return nullptr;
 }
 
-std::string device_label(const DeviceInfo& device) {
-  return device.name + " (" + device.cc.sm_name() + ")";
-}
-
 std::string stack_title(const StackResult& stack) {
   return stack.version.empty() ? stack.name : stack.name + " " + stack.version;
 }
@@ -25,7 +21,7 @@ std::string devices_label(const CheckReport& report) {
   std::string out;
   for (size_t d = 0; d < report.devices.size(); ++d) {
     if (d) out += d + 1 == report.devices.size() ? " and " : ", ";
-    out += device_label(report.devices[d]);
+    out += report.devices[d].label();
   }
   return out;
 }
@@ -34,7 +30,7 @@ std::string devices_label(const CheckReport& report) {
 
 std::string failure_words(const StackResult& stack, const CheckReport& report) {
   const DeviceInfo* device = device_named(report, stack.device);
-  const std::string where = device ? device_label(*device) : stack.device;
+  const std::string where = device ? device->label() : stack.device;
   switch (stack.verdict) {
     case compat::Verdict::no_image:
       return "has no image for " + where;
