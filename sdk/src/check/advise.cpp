@@ -21,7 +21,7 @@ std::string torch_arch_list(const std::vector<DeviceInfo>& devices) {
   return list;
 }
 
-const DeviceInfo* device_named(const CheckReport& report, const std::string& name) {
+const DeviceInfo* device_named_or_first(const CheckReport& report, const std::string& name) {
   for (const auto& device : report.devices) {
     if (device.name == name) return &device;
   }
@@ -210,7 +210,7 @@ Fix advise_stack(const StackResult& stack, const AdviseContext& context) {
   if (!compat::is_failure(stack.verdict)) return {};
   if (stack.verdict == compat::Verdict::missing_library) return missing_library_fix(stack);
   const auto& report = context.report;
-  const DeviceInfo* device = device_named(report, stack.device);
+  const DeviceInfo* device = device_named_or_first(report, stack.device);
   if (!device) return {};
   if (stack.verdict == compat::Verdict::no_cuda_build) {
     if (const auto* twin = context.kb.packages().cpu_twin_of(stack.anchor))
@@ -291,7 +291,7 @@ Fix advise_component(const ComponentResult& component, const AdviseContext& cont
   for (const auto& stack : stacks) {
     if (stack.name == component.stack && !stack.fix.empty()) return stack.fix;
   }
-  const DeviceInfo* device = device_named(context.report, component.device);
+  const DeviceInfo* device = device_named_or_first(context.report, component.device);
   if (!device) return {};
   if (component.verdict == compat::Verdict::ptx_too_new_for_driver) {
     std::vector<const BinaryResult*> binaries;

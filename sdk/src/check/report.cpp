@@ -2,6 +2,10 @@
 
 namespace archfit::check {
 
+std::string StackResult::name_and_version() const {
+  return version.empty() ? name : name + " " + version;
+}
+
 std::string DeviceInfo::label() const { return name + " (" + cc.sm_name() + ")"; }
 
 std::string_view to_string(Reach reach) {

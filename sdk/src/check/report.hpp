@@ -200,6 +200,8 @@ struct StackResult {
   // The binaries its verdict weighs: indices into CheckReport::components
   // and their binaries.
   std::vector<std::pair<size_t, size_t>> binaries;
+
+  std::string name_and_version() const;  // "PyTorch 2.5.1+cu124"; the name alone without a version
 };
 
 enum class OverallVerdict { fits, fails, unknown };

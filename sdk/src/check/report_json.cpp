@@ -96,7 +96,7 @@ json probes_json(const std::vector<ProbeResult>& probes, const std::vector<Devic
 std::string stack_title(const StackResult& stack) {
   // Missing a library, it fails on any GPU: the title names none.
   if (stack.verdict == compat::Verdict::missing_library)
-    return stack.name + (stack.version.empty() ? "" : " " + stack.version) + " does not load";
+    return stack.name_and_version() + " does not load";
   if (!compat::is_failure(stack.verdict) || stack.device.empty()) return {};
   return util::short_gpu_name(stack.device) + " cannot run " + stack.name +
          (stack.version.empty() ? "" : " " + stack.version);

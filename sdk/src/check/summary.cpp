@@ -13,10 +13,6 @@ const DeviceInfo* device_named(const CheckReport& report, const std::string& nam
   return nullptr;
 }
 
-std::string stack_title(const StackResult& stack) {
-  return stack.version.empty() ? stack.name : stack.name + " " + stack.version;
-}
-
 std::string devices_label(const CheckReport& report) {
   std::string out;
   for (size_t d = 0; d < report.devices.size(); ++d) {
@@ -85,7 +81,7 @@ std::string summary_line(const CheckReport& report) {
       line += "no CUDA code to judge in what was checked";
     } else {
       for (size_t i = 0; i < report.stacks.size() && i < 3; ++i)
-        line += (i ? ", " : "") + stack_title(report.stacks[i]);
+        line += (i ? ", " : "") + report.stacks[i].name_and_version();
       if (report.stacks.size() > 3)
         line += " and " + std::to_string(report.stacks.size() - 3) + " more";
       line += " run on " + devices_label(report);
@@ -98,7 +94,7 @@ std::string summary_line(const CheckReport& report) {
     return line;
   }
   const StackResult& first = *failing.front();
-  std::string line = "fails: " + stack_title(first) + " " + failure_words(first, report);
+  std::string line = "fails: " + first.name_and_version() + " " + failure_words(first, report);
   if (!first.fix.commands.empty()) {
     line += "; run: " + first.fix.commands.front();
     if (first.fix.commands.size() > 1)

@@ -13,7 +13,7 @@ namespace archfit::sys {
 
 namespace {
 
-DirectoryListing::Type type_of(unsigned char d_type) {
+DirectoryListing::Type listing_type_of(unsigned char d_type) {
   switch (d_type) {
     case DT_REG:
       return DirectoryListing::Type::file;
@@ -54,7 +54,7 @@ std::optional<DirectoryListing::Entry> DirectoryListing::next() {
     }
     const std::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
-    return Entry{name, type_of(entry->d_type), static_cast<uint64_t>(entry->d_ino)};
+    return Entry{name, listing_type_of(entry->d_type), static_cast<uint64_t>(entry->d_ino)};
   }
 }
 

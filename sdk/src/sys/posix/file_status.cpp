@@ -13,7 +13,7 @@ namespace archfit::sys {
 
 namespace {
 
-FileType type_of(mode_t mode) {
+FileType file_type_of(mode_t mode) {
   if (S_ISREG(mode)) return FileType::file;
   if (S_ISDIR(mode)) return FileType::directory;
   if (S_ISLNK(mode)) return FileType::link;
@@ -35,7 +35,7 @@ std::optional<FileStatus> file_status(const std::filesystem::path& path, Links l
     }
     return std::nullopt;
   }
-  return FileStatus{type_of(info.st_mode), stamp_of(info)};
+  return FileStatus{file_type_of(info.st_mode), stamp_of(info)};
 }
 
 std::string real_path(const std::string& path) {
