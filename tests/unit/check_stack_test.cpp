@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "check/check.hpp"
@@ -368,6 +370,75 @@ TEST_F(CheckMissingLibraryTest, ACopyFoundOnlyThroughTheLibraryPathIsSaid) {
                                        std::string::npos;
                           }))
       << ::testing::PrintToString(report.findings);
+}
+
+// Issue 36, item 3: going from a CUDA 13 torch to a CUDA 12 one leaves the
+// newer cuDNN's extra sub-libraries behind. pip installs nvidia-cudnn-cu12
+// over the folder nvidia-cudnn-cu13 filled, overwrites the names both ship
+// and uninstalls neither: nvidia-cudnn-cu13 9.26.0.51 ships
+// libcudnn_engines_tensor_ir.so.9 and libcudnn_ext.so.9, which
+// nvidia-cudnn-cu12 9.10.2.21 does not (both wheels' file lists, read on
+// PyPI). The cuDNN loaded is 9.10's, which never opens them.
+class CheckLeftOverCudnnTest : public CheckStackTest {
+ protected:
+  // nvidia-cudnn-cu13 first, then a CUDA 12 torch and its cuDNN over it.
+  // cu13's libcudnn.so.9 stands in with other bytes (another size in its
+  // RECORD), as a different build would; cu12's is the one left on disk.
+  void install_after_cuda13_cudnn(const std::vector<std::string>& cu12_also_ships = {}) {
+    using archfit::testing::stack_fixture;
+    site_->install(
+        "nvidia-cudnn-cu13", "9.26.0.51",
+        {{"nvidia/cudnn/lib/libcudnn.so.9", stack_fixture("cudart13/libcudart.so.13")},
+         {"nvidia/cudnn/lib/libcudnn_ops.so.9", stack_fixture("cudnn_ops/libcudnn_ops.so.9")},
+         {"nvidia/cudnn/lib/libcudnn_ext.so.9", stack_fixture("cudnn_ext/libcudnn_ext.so.9")}});
+    archfit::testing::install_stock_torch(*site_, {"2.7.1", "cu126", "12.6", false});
+    // A cuDNN 9 release that ships the file too, for the control case.
+    for (const auto& relative : cu12_also_ships)
+      site_->write(
+          "nvidia-cudnn-cu12-9.10.2.21.dist-info/RECORD",
+          read(site_->root() / "nvidia-cudnn-cu12-9.10.2.21.dist-info/RECORD") + relative + ",,\n");
+  }
+  static std::string read(const fs::path& file) {
+    std::ifstream in(file);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
+
+TEST_F(CheckLeftOverCudnnTest, ASubLibraryTheLoadedCudnnDoesNotShipIsNeverJudged) {
+  install_after_cuda13_cudnn();
+  // libcudnn_ext.so.9 holds sm_100f SASS only: judged, it would fail an
+  // RTX 4090 and print a torch fix that changes nothing about it.
+  const auto report = check({"RTX 4090"}, "570.86.16");
+  const auto& torch = stack(report, "PyTorch");
+  EXPECT_FALSE(archfit::compat::is_failure(torch.verdict)) << torch.evidence;
+  EXPECT_EQ(report.verdict, OverallVerdict::fits) << report.summary;
+  // What 9.10 ships is opened and judged.
+  const auto& ops = binary(component(report, "nvidia-cudnn-cu12"), "libcudnn_ops.so.9");
+  EXPECT_EQ(ops.reach, Reach::loaded);
+  EXPECT_EQ(ops.reach_reason, "opened by nvidia/cudnn/lib/libcudnn.so.9");
+  // The leftover is said once, with whose it is and why it is never loaded.
+  const auto& ext = binary(component(report, "nvidia-cudnn-cu13"), "libcudnn_ext.so.9");
+  EXPECT_EQ(ext.reach, Reach::unreached);
+  EXPECT_EQ(ext.reach_reason,
+            "left over from nvidia-cudnn-cu13 9.26.0.51: the nvidia/cudnn/lib/libcudnn.so.9 of "
+            "nvidia-cudnn-cu12 9.10.2.21 does not open it");
+  EXPECT_EQ(std::count(report.findings.begin(), report.findings.end(),
+                       "nvidia/cudnn/lib/libcudnn_ext.so.9 is " + ext.reach_reason +
+                           "; it is never loaded and not judged"),
+            1)
+      << ::testing::PrintToString(report.findings);
+}
+
+// The control: a release that ships the same file opens it, and its
+// sm_100f-only code fails the RTX 4090. What decides is the RECORD of the
+// release whose libcudnn.so.9 is on disk, not the file's name.
+TEST_F(CheckLeftOverCudnnTest, ASubLibraryTheLoadedCudnnShipsIsOpenedAndJudged) {
+  install_after_cuda13_cudnn({"nvidia/cudnn/lib/libcudnn_ext.so.9"});
+  const auto report = check({"RTX 4090"}, "570.86.16");
+  EXPECT_EQ(stack(report, "PyTorch").verdict, Verdict::no_image);
+  const auto& ext = binary(component(report, "nvidia-cudnn-cu12"), "libcudnn_ext.so.9");
+  EXPECT_EQ(ext.reach, Reach::loaded);
+  EXPECT_EQ(ext.reach_reason, "opened by nvidia/cudnn/lib/libcudnn.so.9");
 }
 
 // Every front end reads the same answer: the document carries the stacks,

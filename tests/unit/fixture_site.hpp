@@ -45,14 +45,17 @@ class FixtureSite {
   // Copies each {path in site-packages, source file} and records them in
   // <name>-<version>.dist-info, whose METADATA lists `requires` as
   // Requires-Dist lines ("nvidia-cufft-cu12==11.3.3.83; platform_system == \"Linux\"").
+  // As pip does, a file another distribution installed is overwritten and
+  // stays in that one's RECORD; RECORD gives each file's size (no hash).
   void install(const std::string& name, const std::string& version,
                const std::vector<std::pair<std::string, std::filesystem::path>>& files,
                const std::vector<std::string>& requires_dist = {}) const {
     std::string record;
     for (const auto& [relative, source] : files) {
       std::filesystem::create_directories((root_ / relative).parent_path());
-      std::filesystem::copy_file(source, root_ / relative);
-      record += relative + ",,\n";
+      std::filesystem::copy_file(source, root_ / relative,
+                                 std::filesystem::copy_options::overwrite_existing);
+      record += relative + ",," + std::to_string(std::filesystem::file_size(source)) + "\n";
     }
     std::string metadata = "Metadata-Version: 2.1\nName: " + name + "\nVersion: " + version + "\n";
     for (const auto& requirement : requires_dist)

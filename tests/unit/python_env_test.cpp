@@ -65,6 +65,35 @@ TEST_F(SitePackagesTest, AttributesEachFileToTheDistributionWhoseRecordListsIt) 
   EXPECT_TRUE(site.problems.empty()) << site.problems.front().message;
 }
 
+// pip installs nvidia-cudnn-cu12 over the folder nvidia-cudnn-cu13 filled
+// and uninstalls neither: both RECORDs list libcudnn.so.9. Whose bytes are on
+// disk is the one whose RECORD gives the file's size; owner_of stays the
+// first by name.
+TEST_F(SitePackagesTest, OfTwoRecordsListingAFileTheInstallerIsTheOneWithItsSize) {
+  const std::string shim = "nvidia/cudnn/lib/libcudnn.so.9";
+  write("nvidia_cudnn_cu12-9.10.2.21.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu12\nVersion: 9.10.2.21\n");
+  write("nvidia_cudnn_cu12-9.10.2.21.dist-info/RECORD", shim + ",sha256=a,125136\n");
+  write("nvidia_cudnn_cu13-9.26.0.51.dist-info/METADATA",
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.26.0.51\n");
+  write("nvidia_cudnn_cu13-9.26.0.51.dist-info/RECORD",
+        shim + ",sha256=b,133336\nnvidia/cudnn/lib/libcudnn_ext.so.9,sha256=c,8402008\n");
+  const auto site = read_site_packages(root_);
+  const auto owners = site.owners_of(root_ / shim);
+  ASSERT_EQ(owners.size(), 2u);
+  EXPECT_EQ(owners[0]->name, "nvidia-cudnn-cu12");
+  EXPECT_EQ(owners[1]->name, "nvidia-cudnn-cu13");
+  EXPECT_EQ(site.owner_of(root_ / shim)->name, "nvidia-cudnn-cu12");
+  EXPECT_EQ(site.installer_of(root_ / shim, 133336)->name, "nvidia-cudnn-cu13");
+  EXPECT_EQ(site.installer_of(root_ / shim, 125136)->name, "nvidia-cudnn-cu12");
+  // Sizes that tell nothing: the first by name, as owner_of.
+  EXPECT_EQ(site.installer_of(root_ / shim, 1)->name, "nvidia-cudnn-cu12");
+  EXPECT_EQ(site.installer_of(root_ / "nvidia/cudnn/lib/libcudnn_ext.so.9", 0)->name,
+            "nvidia-cudnn-cu13");
+  EXPECT_EQ(site.installer_of(root_ / "nvidia/cudnn/lib/stray.so.9", 0), nullptr);
+  EXPECT_TRUE(site.owners_of(root_ / "nvidia/cudnn/lib/stray.so.9").empty());
+}
+
 // Only what the scan reads is kept from a RECORD: a torch venv's list 17,000
 // files, most of them sources and headers no one asks the owner of.
 TEST_F(SitePackagesTest, KeepsOnlyTheRecordedFilesThatMayHoldDeviceCode) {

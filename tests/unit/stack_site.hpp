@@ -23,8 +23,11 @@ inline bool stack_fixtures_built() {
 
 struct StockTorch {
   std::string version = "2.8.0";  // METADATA's
-  std::string build = "cu128";    // torch_cu128 | torch_cu124 | torch_cu130's libtorch_cuda.so
-  std::string cuda = "12.8";      // torch/version.py's
+  // torch_cu128 | torch_cu124 | torch_cu130 | torch_cu126's libtorch_cuda.so;
+  // cu126's links cuDNN, installed as nvidia-cudnn-cu12 9.10.2.21 (libcudnn.so.9
+  // and the sub-library libcudnn_ops.so.9 it opens).
+  std::string build = "cu128";
+  std::string cuda = "12.8";  // torch/version.py's
   bool torchvision = true;
 };
 
@@ -38,14 +41,20 @@ inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch
   // build, as torch's CUDA 13 wheels require it; CUDA 12's otherwise.
   const std::string cufft = cuda13 ? "nvidia-cufft" : "nvidia-cufft-cu12";
   const std::string cufft_version = cuda13 ? "12.0.0.61" : "11.3.3.83";
+  const bool with_cudnn = torch.build == "cu126";
+  std::vector<std::string> requires_dist = {"filelock",
+                                            runtime + "==" + runtime_version + linux,
+                                            cufft + "==" + cufft_version + linux,
+                                            "nvidia-cusparselt-cu12==0.7.1" + linux,
+                                            "triton==3.4.0" + linux,
+                                            "optree>=0.13.0; extra == \"optree\""};
+  if (with_cudnn) requires_dist.push_back("nvidia-cudnn-cu12==9.10.2.21" + linux);
   site.install(
       "torch", torch.version,
       {{"torch/_C.cpython-311-x86_64-linux-gnu.so",
         stack_fixture("torch_ext/_C.cpython-311-x86_64-linux-gnu.so")},
        {"torch/lib/libtorch_cuda.so", stack_fixture("torch_" + torch.build + "/libtorch_cuda.so")}},
-      {"filelock", runtime + "==" + runtime_version + linux, cufft + "==" + cufft_version + linux,
-       "nvidia-cusparselt-cu12==0.7.1" + linux, "triton==3.4.0" + linux,
-       "optree>=0.13.0; extra == \"optree\""});
+      requires_dist);
   site.write("torch/version.py", "__version__ = '" + torch.version + "+" + torch.build +
                                      "'\ncuda: Optional[str] = '" + torch.cuda + "'\n");
   site.install(
@@ -59,6 +68,12 @@ inline void install_stock_torch(const FixtureSite& site, const StockTorch& torch
     site.install(cufft, cufft_version,
                  {{"nvidia/cufft/lib/libcufft.so.11", stack_fixture("cufft/libcufft.so.11")},
                   {"nvidia/cufft/lib/libcufftw.so.11", stack_fixture("cufftw/libcufftw.so.11")}});
+  }
+  if (with_cudnn) {
+    site.install(
+        "nvidia-cudnn-cu12", "9.10.2.21",
+        {{"nvidia/cudnn/lib/libcudnn.so.9", stack_fixture("cudnn/libcudnn.so.9")},
+         {"nvidia/cudnn/lib/libcudnn_ops.so.9", stack_fixture("cudnn_ops/libcudnn_ops.so.9")}});
   }
   site.install("nvidia-cusparselt-cu12", "0.7.1",
                {{"nvidia/cusparselt/lib/libcusparseLt.so.0",

@@ -304,8 +304,8 @@ void CheckRun::probe() {
 void CheckRun::attribute() {
   // Who loads whom is worked out while the binaries are judged: neither
   // reads the other, and the helpers are done by now.
-  graph_built_ =
-      std::async(std::launch::async, [this] { return LinkGraph(scan_.files, kb().packages()); });
+  graph_built_ = std::async(std::launch::async,
+                            [this] { return LinkGraph(scan_.files, kb().packages(), sites_); });
   for (const auto& site : sites_) {
     for (const auto& problem : site.problems) report.findings.push_back(problem.message);
     if (site.torch && !report.torch) {

@@ -70,7 +70,24 @@ std::optional<std::string> relative_to_site(const std::string& folder) {
 
 }  // namespace
 
-LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages)
+namespace {
+
+// The distribution whose install wrote `file` as it is on disk, and its
+// site; {nullptr, nullptr} when no RECORD lists it.
+std::pair<const env::Distribution*, const env::SitePackages*> installer_of(
+    const binary::FileScan& file, const std::vector<env::SitePackages>& sites) {
+  if (is_member(file.path)) return {nullptr, nullptr};
+  const fs::path path = sys::path_of_utf8(file.path);
+  for (const auto& site : sites) {
+    if (const auto* installer = site.installer_of(path, file.file_size)) return {installer, &site};
+  }
+  return {nullptr, nullptr};
+}
+
+}  // namespace
+
+LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages,
+                     const std::vector<env::SitePackages>& sites)
     : files_(files),
       packages_(packages),
       real_paths_(files.size()),
@@ -111,13 +128,21 @@ LinkGraph::LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packa
                                                  : real_paths_[i].parent_path();
     const auto neighbours = by_folder_.find(folder.string());
     if (neighbours == by_folder_.end()) continue;
+    // A release ships what it opens (cuDNN's sub-libraries, NVRTC's
+    // builtins come in its own wheel): a match its installer's RECORD does
+    // not list was left by another release and is never opened.
+    const auto [installer, site] = installer_of(file, sites);
     for (const size_t other : neighbours->second) {
       const std::string other_name = sys::path_of_utf8(files[other].path).filename().string();
       for (const auto& pattern : opened) {
-        if (other != i && kb::glob_matches(pattern, other_name)) {
+        if (other == i || !kb::glob_matches(pattern, other_name)) continue;
+        const auto owners = site ? site->owners_of(sys::path_of_utf8(files[other].path))
+                                 : std::vector<const env::Distribution*>{};
+        if (installer && std::find(owners.begin(), owners.end(), installer) == owners.end())
+          left_over_.push_back({other, i, installer});
+        else
           edges_[i].push_back({other, true});
-          break;
-        }
+        break;
       }
     }
   }

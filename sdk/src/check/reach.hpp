@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "binary/image.hpp"
+#include "env/python_env.hpp"
 #include "kb/packages.hpp"
 
 namespace archfit::check {
@@ -29,11 +30,25 @@ struct ReachStep {
   bool opened = false;         // opened at run time (packages.yaml) rather than linked
 };
 
+// A file that an opener's `opens` pattern matches in its folder but that
+// the opener's own distribution did not install: left there by another
+// version (nvidia-cudnn-cu13 9.26's libcudnn_ext.so.9, which 9.10 of
+// nvidia-cudnn-cu12 does not ship, beside the libcudnn.so.9 that 9.10
+// overwrote). Not opened: a library opens the names its own release knows.
+struct LeftOverFile {
+  size_t file = 0;
+  size_t opener = 0;
+  const env::Distribution* opener_installed_by = nullptr;
+};
+
 // The DT_NEEDED and `opens` edges between the scanned host libraries.
 class LinkGraph {
  public:
-  // `files` must outlive the graph.
-  LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages);
+  // `files`, `packages` and `sites` must outlive the graph. `sites`' RECORDs
+  // say which distribution installed an opener and what else it installed;
+  // an opener no RECORD lists opens whatever its patterns match.
+  LinkGraph(const std::vector<binary::FileScan>& files, const kb::Packages& packages,
+            const std::vector<env::SitePackages>& sites = {});
 
   // Every file reachable from `roots` (indices into `files`), roots first,
   // each once, with how it was first reached. A file marked in `stop` (when
@@ -45,6 +60,9 @@ class LinkGraph {
   // The DT_NEEDED names of file `index` that no scanned file answers: loaded
   // from the system, if it has them.
   const std::vector<std::string>& unresolved(size_t index) const { return unresolved_[index]; }
+
+  // Files an opener's patterns match that its own release did not install.
+  const std::vector<LeftOverFile>& left_over() const { return left_over_; }
 
  private:
   struct Edge {
@@ -65,6 +83,7 @@ class LinkGraph {
   std::unordered_map<std::string, std::vector<size_t>> by_folder_;
   std::vector<std::vector<Edge>> edges_;
   std::vector<std::vector<std::string>> unresolved_;
+  std::vector<LeftOverFile> left_over_;
   // While the graph is built: run-path lookups already made, by origin,
   // run-path entry and needed name.
   mutable std::unordered_map<std::string, std::optional<size_t>> found_in_folder_;

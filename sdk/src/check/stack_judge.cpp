@@ -227,6 +227,36 @@ void mark_reach(const ReachMap& binary_reach, CheckReport& report) {
   }
 }
 
+// Files left by another release beside a library that opens its own
+// (reach.hpp, LeftOverFile), said once each where that library is loaded:
+// never loaded, so never judged and never a reason for a fix.
+void note_left_over_files(const StackInputs& inputs,
+                          const std::vector<std::vector<ReachStep>>& reached, CheckReport& report) {
+  std::vector<bool> loaded(inputs.files.size(), false);
+  for (const auto& steps : reached) {
+    for (const auto& step : steps) loaded[step.file] = true;
+  }
+  std::vector<bool> said(inputs.files.size(), false);
+  for (const auto& left : inputs.graph.left_over()) {
+    if (!loaded[left.opener] || loaded[left.file] || said[left.file]) continue;
+    said[left.file] = true;
+    const auto& owner = inputs.owners.owner[left.file];
+    const std::string from = owner.kind == env::ComponentKind::distribution
+                                 ? owner.name + " " + owner.version
+                                 : "an earlier install";
+    const auto& installer = *left.opener_installed_by;
+    const std::string opener = shown(inputs.files[left.opener].path, inputs.owners, left.opener);
+    const std::string reason = "left over from " + from + ": the " + opener + " of " +
+                               installer.name + " " + installer.version + " does not open it";
+    report.findings.push_back(shown(inputs.files[left.file].path, inputs.owners, left.file) +
+                              " is " + reason + "; it is never loaded and not judged");
+    if (const auto& where = inputs.binary_of_file[left.file]) {
+      auto& binary = report.components[where->first].binaries[where->second];
+      binary.reach_reason = reason;
+    }
+  }
+}
+
 // The binaries stack `u` loads, weighed into its per-device verdicts: its
 // own and the supplier wheels' it reaches; another stack's own binaries
 // (torch's, reached from xformers) are judged in that stack, a feature's
@@ -337,6 +367,7 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
   }
   std::vector<std::vector<ReachStep>> reached(plans.size());
   mark_reach(reach_from_every_stack(plans, inputs, root_of, reached), report);
+  note_left_over_files(inputs, reached, report);
 
   // Pass 2: each stack's verdict over the binaries it loads.
   std::vector<StackResult> stacks;

@@ -228,7 +228,37 @@ const Distribution* SitePackages::find(std::string_view name) const {
 
 const Distribution* SitePackages::owner_of(const fs::path& file) const {
   const auto it = owners_.find(owner_key(file.lexically_normal().string()));
-  return it == owners_.end() ? nullptr : &distributions[it->second];
+  return it == owners_.end() ? nullptr : &distributions[it->second.front()];
+}
+
+std::vector<const Distribution*> SitePackages::owners_of(const fs::path& file) const {
+  std::vector<const Distribution*> owners;
+  if (const auto it = owners_.find(owner_key(file.lexically_normal().string()));
+      it != owners_.end()) {
+    for (const size_t index : it->second) owners.push_back(&distributions[index]);
+  }
+  return owners;
+}
+
+const Distribution* SitePackages::installer_of(const fs::path& file,
+                                               std::uintmax_t size_on_disk) const {
+  const auto owners = owners_of(file);
+  if (owners.size() < 2) return owners.empty() ? nullptr : owners.front();
+  const std::string key = owner_key(file.lexically_normal().string());
+  const std::string name = sys::utf8_of(file.filename());
+  const fs::path normal_root = root.lexically_normal();
+  // RECORD's rows are relative to site-packages: only a row ending in the
+  // file's name is worth normalising.
+  const auto names_this_file = [&](std::string_view row) {
+    return row.ends_with(name) &&
+           owner_key(sys::utf8_of(
+               (normal_root / sys::path_of_utf8(std::string(row))).lexically_normal())) == key;
+  };
+  for (const Distribution* owner : owners) {
+    const auto row = recorded_size(*owner, names_this_file);
+    if (row && row->size == size_on_disk) return owner;
+  }
+  return owners.front();
 }
 
 std::string installed_version(const fs::path& site, std::string_view distribution) {
@@ -261,9 +291,12 @@ SitePackages read_site_packages(const fs::path& given_root) {
   for (const auto& dist_info : dist_infos) read_distribution(dist_info, root, site);
   std::stable_sort(site.distributions.begin(), site.distributions.end(),
                    [](const Distribution& a, const Distribution& b) { return a.name < b.name; });
-  // A file two RECORDs claim belongs to the first by name.
+  // A file two RECORDs claim belongs to the first by name (owner_of).
   for (size_t i = 0; i < site.distributions.size(); ++i) {
-    for (const auto& file : site.distributions[i].files) site.owners_.emplace(owner_key(file), i);
+    for (const auto& file : site.distributions[i].files) {
+      auto& owners = site.owners_[owner_key(file)];
+      if (owners.empty() || owners.back() != i) owners.push_back(i);
+    }
   }
 
   const fs::path version_py = root / "torch" / "version.py";

@@ -51,6 +51,17 @@ struct SitePackages {
   // The distribution whose RECORD lists `file`, or nullptr (also for a
   // file that cannot hold device code: see Distribution::files).
   const Distribution* owner_of(const std::filesystem::path& file) const;
+  // Every distribution whose RECORD lists `file`, owner_of's first; empty
+  // when none does. Two list one file when pip installed both over one
+  // folder: nvidia-cudnn-cu12 and nvidia-cudnn-cu13 both write
+  // nvidia/cudnn/lib/libcudnn.so.9, and uninstall neither.
+  std::vector<const Distribution*> owners_of(const std::filesystem::path& file) const;
+  // Of those, the one whose install wrote the bytes on disk: the one whose
+  // RECORD gives the file `size_on_disk` bytes (pip overwrote it last), else
+  // owner_of's. nullptr when no RECORD lists it. Reads RECORDs only for a
+  // file several list.
+  const Distribution* installer_of(const std::filesystem::path& file,
+                                   std::uintmax_t size_on_disk) const;
   // The distribution of that name (compared as pip compares names), or nullptr.
   const Distribution* find(std::string_view name) const;
 
@@ -58,7 +69,7 @@ struct SitePackages {
   friend SitePackages read_site_packages(const std::filesystem::path& root);
   // A file's lexically normal path → its index in distributions; strings,
   // since a torch venv's RECORDs list 17,000 files and path compares are slow.
-  std::unordered_map<std::string, size_t> owners_;
+  std::unordered_map<std::string, std::vector<size_t>> owners_;  // first by name first
 };
 
 // Never throws for bad content: unreadable or malformed dist-info becomes a
