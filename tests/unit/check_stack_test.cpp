@@ -126,6 +126,27 @@ TEST_F(CheckStackTest, AFeatureLibraryThatCannotRunIsANoteNotAFailure) {
   EXPECT_NE(report.summary.find("1 feature will not work"), std::string::npos) << report.summary;
 }
 
+// Issue 36, item 6: with no driver read, "fits" is only half the answer: the
+// summary says which driver the stack's CUDA needs (CUDA 13: 580).
+TEST_F(CheckStackTest, WithNoDriverReadTheSummarySaysWhichDriverTheStackNeeds) {
+  archfit::testing::install_stock_torch(*site_, {"2.15.0", "cu130", "13.0", false});
+  const auto report = check({"RTX 5090"}, "");
+  ASSERT_EQ(report.verdict, OverallVerdict::fits) << report.summary;
+  const auto& torch = stack(report, "PyTorch");
+  ASSERT_TRUE(torch.cuda && torch.cuda->min_driver);
+  EXPECT_NE(report.summary.find(", given an NVIDIA driver of at least " +
+                                torch.cuda->min_driver->to_string() +
+                                " (what CUDA 13.0 needs; no driver was read)"),
+            std::string::npos)
+      << report.summary;
+  EXPECT_EQ(torch.cuda->min_driver->to_string().rfind("580.", 0), 0u);
+  // With a driver read, the summary names it instead.
+  const auto with_driver = check({"RTX 5090"}, "580.65.06");
+  EXPECT_NE(with_driver.summary.find(" with driver 580.65.06"), std::string::npos)
+      << with_driver.summary;
+  EXPECT_EQ(with_driver.summary.find("no driver was read"), std::string::npos);
+}
+
 // An old GPU: the newest build that still runs it, with the torchvision
 // pinned to it, from the tag's index with the labels that force the move.
 TEST_F(CheckStackTest, AnOldGpuGetsTheNewestBuildThatStillRunsIt) {

@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "report_by_hand.hpp"
+
 using archfit::check::CheckReport;
 using archfit::check::StackResult;
 using archfit::compat::Verdict;
@@ -21,17 +23,8 @@ namespace {
 // command (which also removes an xformers that cannot follow it) and a pack's
 // rebuild; a stack that runs gets no step.
 CheckReport failing_report() {
-  CheckReport report;
-  archfit::check::DeviceInfo device;
-  device.name = "GeForce RTX 5090";
-  device.cc = {12, 0};
-  device.simulated = true;
-  report.devices = {device};
-  StackResult torch;
-  torch.name = "PyTorch";
-  torch.anchor = "torch";
-  torch.version = "2.5.1+cu124";
-  torch.verdict = Verdict::no_image;
+  CheckReport report = archfit::testing::report_on_device("GeForce RTX 5090", {12, 0});
+  StackResult torch = archfit::testing::pytorch_stack("2.5.1+cu124", Verdict::no_image);
   torch.fix.summary = "Install torch 2.8.0+cu128";
   torch.fix.commands = {"pip uninstall -y xformers",
                         "pip install torch==2.8.0 torchvision==0.23.0"};

@@ -57,6 +57,21 @@ std::string failure_words(const StackResult& stack, const CheckReport& report) {
   return std::string(compat::to_string(stack.verdict)) + " on " + where;
 }
 
+namespace {
+
+// The stack whose CUDA runtime needs the newest driver; nullptr when none
+// says what it needs.
+const StackResult* most_demanding_cuda(const CheckReport& report) {
+  const StackResult* most = nullptr;
+  for (const auto& stack : report.stacks) {
+    if (!stack.cuda || !stack.cuda->min_driver) continue;
+    if (!most || *most->cuda->min_driver < *stack.cuda->min_driver) most = &stack;
+  }
+  return most;
+}
+
+}  // namespace
+
 std::string summary_line(const CheckReport& report) {
   if (report.devices.empty()) {
     return "unknown: no GPU to judge against, so nothing was judged: " +
@@ -86,7 +101,13 @@ std::string summary_line(const CheckReport& report) {
         line += " and " + std::to_string(report.stacks.size() - 3) + " more";
       line += " run on " + devices_label(report);
     }
-    if (!report.driver.version.empty()) line += " with driver " + report.driver.version;
+    if (!report.driver.version.empty()) {
+      line += " with driver " + report.driver.version;
+    } else if (const StackResult* needs = most_demanding_cuda(report)) {
+      // No driver read: what it fits on is only half the answer.
+      line += ", given an NVIDIA driver of at least " + needs->cuda->min_driver->to_string() +
+              " (what CUDA " + needs->cuda->version + " needs; no driver was read)";
+    }
     if (notes) {
       line += " (" + std::to_string(notes) + " feature" + (notes == 1 ? "" : "s") +
               " will not work: see the notes)";

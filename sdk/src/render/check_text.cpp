@@ -106,10 +106,12 @@ void print_stack(std::ostream& out, const check::StackResult& stack,
       stack.verdict != compat::Verdict::no_image && !stack.explanation.empty())
     out << "    " << stack.explanation << '\n';
   print_fix(out, stack.fix, paint, "fix: ");
+  // "The rest runs" only of a stack that does.
+  const bool stack_runs = !compat::is_failure(stack.verdict);
   for (const auto& note : stack.notes) {
     out << "    " << paint("33", "feature: ") << note.feature << " — will not work on "
         << note.device << " (" << note.library.filename().string() << ": "
-        << compat::to_string(note.verdict) << "); the rest runs\n";
+        << compat::to_string(note.verdict) << ")" << (stack_runs ? "; the rest runs" : "") << '\n';
   }
 }
 
