@@ -11,6 +11,7 @@
 
 #include "check/check.hpp"
 #include "check/report_json.hpp"
+#include "check/stack_judge.hpp"
 #include "check_resources.hpp"
 #include "stack_site.hpp"
 
@@ -124,6 +125,22 @@ TEST_F(CheckStackTest, AFeatureLibraryThatCannotRunIsANoteNotAFailure) {
   EXPECT_EQ(lt.reach, Reach::feature);
   EXPECT_FALSE(component(report, "nvidia-cusparselt-cu12").blocks());
   EXPECT_NE(report.summary.find("1 feature will not work"), std::string::npos) << report.summary;
+}
+
+// The CUDA runtime a library links, by its name as each OS spells it: a
+// Windows stack's driver needs come from cudart64_*.dll (CUDA 11's carries
+// the minor too: cudart64_110.dll is every 11.x).
+TEST(CudartMajor, ReadsTheMajorFromTheRuntimesNameOnEitherOs) {
+  using archfit::check::cudart_major;
+  EXPECT_EQ(cudart_major("libcudart.so.12"), 12u);
+  EXPECT_EQ(cudart_major("libcudart.so.11.0"), 11u);
+  EXPECT_EQ(cudart_major("cudart64_12.dll"), 12u);
+  EXPECT_EQ(cudart_major("CUDART64_13.DLL"), 13u);
+  EXPECT_EQ(cudart_major("cudart64_110.dll"), 11u);
+  EXPECT_EQ(cudart_major("cudart64_101.dll"), 10u);
+  for (const char* other : {"cudart64_.dll", "cudart64_1234.dll", "cudart64_12.so", "cudart.dll",
+                            "cudart64_x2.dll", "libcudart.so", "cudart32_110.dll"})
+    EXPECT_EQ(cudart_major(other), std::nullopt) << other;
 }
 
 // Issue 36, item 6: with no driver read, "fits" is only half the answer: the

@@ -1,6 +1,7 @@
 #include "stack_judge.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <set>
@@ -143,12 +144,29 @@ void apply_driver_rules(StackResult& stack, const CheckReport& report,
 }  // namespace
 
 std::optional<uint32_t> cudart_major(std::string_view name) {
-  constexpr std::string_view kPrefix = "libcudart.so.";
-  if (!name.starts_with(kPrefix)) return std::nullopt;
-  name.remove_prefix(kPrefix.size());
-  uint32_t major = 0;
-  const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), major);
-  if (error != std::errc() || major == 0) return std::nullopt;
+  constexpr std::string_view kElfPrefix = "libcudart.so.";
+  if (name.starts_with(kElfPrefix)) {
+    name.remove_prefix(kElfPrefix.size());
+    uint32_t major = 0;
+    const auto [end, error] = std::from_chars(name.data(), name.data() + name.size(), major);
+    if (error != std::errc() || major == 0) return std::nullopt;
+    return major;
+  }
+  // cudart64_110.dll (11.x), cudart64_12.dll, cudart64_13.dll: an import
+  // may spell it in capitals (CUDART64_12.DLL).
+  std::string lower(name);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  constexpr std::string_view kDllPrefix = "cudart64_", kDllSuffix = ".dll";
+  if (!lower.starts_with(kDllPrefix) || !lower.ends_with(kDllSuffix)) return std::nullopt;
+  const std::string digits =
+      lower.substr(kDllPrefix.size(), lower.size() - kDllPrefix.size() - kDllSuffix.size());
+  if (digits.empty() || digits.size() > 3 ||
+      !std::all_of(digits.begin(), digits.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return std::nullopt;
+  const uint32_t major =
+      static_cast<uint32_t>(std::stoul(digits.size() == 3 ? digits.substr(0, 2) : digits));
+  if (major == 0) return std::nullopt;
   return major;
 }
 

@@ -40,7 +40,9 @@ std::vector<StackResult> judge_stacks(const std::vector<StackPlan>& plans,
                                       const StackInputs& inputs, CheckReport& report);
 
 // The CUDA runtime major of a library name: 12 for "libcudart.so.12"; 11 for
-// "libcudart.so.11.0"; nullopt for any other name.
+// "libcudart.so.11.0"; on Windows, where the DLL carries the major and, up
+// to CUDA 11, the minor: 12 for "cudart64_12.dll", 11 for "cudart64_110.dll",
+// in any case; nullopt for any other name.
 std::optional<uint32_t> cudart_major(std::string_view file_name);
 
 }  // namespace archfit::check
